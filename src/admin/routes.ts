@@ -1,0 +1,86 @@
+import * as v from "valibot";
+import { getRouterParam, getQuery, type H3Event } from "h3";
+import type { Core } from "../core.ts";
+import type { Router } from "../http/router.ts";
+import { readJson, parseInput } from "../http/body.ts";
+import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
+import { createApp, deleteApp, rotatePublishableKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
+import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
+import { toPublicTenant } from "../auth/tenant-view.ts";
+import { fail } from "../errors.ts";
+import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
+
+const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
+const CreateAppBody = v.object({ name: AppNameSchema, settings: v.optional(v.unknown()) });
+const UpdateAppBody = v.object({
+  name: v.optional(AppNameSchema),
+  settings: v.optional(v.custom<JsonObject>(isPlainObject, "settings must be an object (a JSON merge patch)")),
+});
+const intString = (max: number, dflt: number) =>
+  v.optional(v.pipe(v.string(), v.regex(/^\d+$/, "must be a whole number"), v.transform(Number), v.maxValue(max, `must be at most ${max}`)), String(dflt));
+const TenantListQuery = v.object({ email: v.optional(v.string()), limit: intString(1000, 50), offset: intString(Number.MAX_SAFE_INTEGER, 0) });
+
+export function registerAdminRoutes(router: Router, core: Core): void {
+  const ownApp = async (event: H3Event) => {
+    const { developer } = await requireDeveloper(event, core);
+    return requireOwnApp(core, developer, getRouterParam(event, "appId"));
+  };
+
+  router.post("/api/v1/developer/login", async (event) => {
+    const body = await readJson(event, LoginBody, core.config.maxJsonBytes);
+    return loginDeveloper(core, body.email, body.password);
+  });
+  router.post("/api/v1/developer/logout", async (event) => {
+    const { tokenHash } = await requireDeveloper(event, core);
+    await core.db.developers.endSession(tokenHash);
+    event.res.status = 204;
+    return null;
+  });
+  router.get("/api/v1/developer/me", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    return { developer: toPublicDeveloper(developer) };
+  });
+  router.get("/api/v1/developer/usage", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    return developerUsage(core, developer);
+  });
+
+  router.get("/api/v1/admin/apps", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    return { apps: (await core.db.apps.list(developer.id)).map(toPublicApp) };
+  });
+  router.post("/api/v1/admin/apps", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    const body = await readJson(event, CreateAppBody, core.config.maxJsonBytes);
+    const app = await createApp(core, { name: body.name, ownerId: developer.id, settings: body.settings });
+    event.res.status = 201;
+    return { app: toPublicApp(app) };
+  });
+  router.get("/api/v1/admin/apps/:appId", async (event) => ({ app: toPublicApp(await ownApp(event)) }));
+  router.patch("/api/v1/admin/apps/:appId", async (event) => {
+    const app = await ownApp(event);
+    const body = await readJson(event, UpdateAppBody, core.config.maxJsonBytes);
+    return { app: toPublicApp(await updateApp(core, app, body)) };
+  });
+  router.delete("/api/v1/admin/apps/:appId", async (event) => {
+    await deleteApp(core, await ownApp(event));
+    event.res.status = 204;
+    return null;
+  });
+  router.post("/api/v1/admin/apps/:appId/rotate-key", async (event) => ({
+    app: toPublicApp(await rotatePublishableKey(core, await ownApp(event))),
+  }));
+
+  router.get("/api/v1/admin/apps/:appId/tenants", async (event) => {
+    const app = await ownApp(event);
+    const q = parseInput(TenantListQuery, getQuery(event), "query");
+    const { tenants, total } = await core.db.tenants.list(app.id, { emailContains: q.email?.trim().toLowerCase(), limit: q.limit, offset: q.offset });
+    return { tenants: tenants.map(toPublicTenant), total, limit: q.limit, offset: q.offset };
+  });
+  router.get("/api/v1/admin/apps/:appId/tenants/:tenantId", async (event) => {
+    const app = await ownApp(event);
+    const tenant = await core.db.tenants.findById(app.id, getRouterParam(event, "tenantId") ?? "");
+    if (!tenant) throw fail("not_found", "No such tenant in this app.");
+    return { tenant: toPublicTenant(tenant) };
+  });
+}

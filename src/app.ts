@@ -1,0 +1,44 @@
+import { H3 } from "h3";
+import type { TenantBackendConfig } from "./config.ts";
+import { createCore, type Core } from "./core.ts";
+import { defineErrorMiddleware } from "./errors.ts";
+import { defineCorsMiddleware } from "./http/cors.ts";
+import { createRouter } from "./http/router.ts";
+import { registerAdminRoutes } from "./admin/routes.ts";
+import { registerAuthRoutes } from "./auth/routes.ts";
+import { ensureDefaultApp } from "./bootstrap.ts";
+import { createAdminApi, type AdminApi } from "./admin/api.ts";
+import type { AppRow } from "./db/apps.ts";
+
+export interface TenantBackend extends H3 {
+  /** Programmatic administration: the same operations as the admin API and the CLI. */
+  admin: AdminApi;
+  /** The shared core (database, storage, clock): for tools and tests that go under HTTP. */
+  core: Core;
+  /** The app created on first start of an empty database, if this start created one. */
+  defaultApp: AppRow | undefined;
+  /** Stops background work and closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the tenantd server as an h3 app: serve it alone, `mount()` it in another h3 app,
+ * wrap it with `toNodeHandler` for node:http/Express, or call `app.fetch(request)`.
+ */
+export async function createTenantBackend(config: TenantBackendConfig = {}): Promise<TenantBackend> {
+  const core = createCore(config);
+  try {
+    const h3 = new H3();
+    h3.use(defineErrorMiddleware(core.log));
+    h3.use(defineCorsMiddleware(core));
+    const { router, finish } = createRouter(h3);
+    registerAuthRoutes(router, core);
+    registerAdminRoutes(router, core);
+    finish();
+    const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
+    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, close: () => core.close() });
+  } catch (e) {
+    await core.close();
+    throw e;
+  }
+}

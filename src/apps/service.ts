@@ -1,0 +1,93 @@
+import * as v from "valibot";
+import { newId, newToken } from "../crypto/random.ts";
+import { fail } from "../errors.ts";
+import type { AppRow } from "../db/apps.ts";
+import type { Core } from "../core.ts";
+import { mergePatch, type JsonObject } from "../tools/merge-patch.ts";
+import { toIso } from "../clock.ts";
+import { AppSettingsSchema, dropRedactedSecrets, redactSettings, sealSettings, type AppSettings } from "./settings.ts";
+
+export const AppNameSchema = v.pipe(v.string(), v.trim(), v.minLength(1, "name must not be empty"), v.maxLength(100, "name is at most 100 characters"));
+
+export interface PublicApp {
+  id: string;
+  name: string;
+  publishableKey: string;
+  ownerId: string | null;
+  settings: JsonObject;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The developer's view of an app: secrets redacted. */
+export function toPublicApp(app: AppRow): PublicApp {
+  return {
+    id: app.id,
+    name: app.name,
+    publishableKey: app.publishableKey,
+    ownerId: app.ownerId,
+    settings: redactSettings(app.settings as JsonObject),
+    createdAt: toIso(app.createdAt)!,
+    updatedAt: toIso(app.updatedAt)!,
+  };
+}
+
+function validateSettings(raw: unknown): AppSettings {
+  const parsed = v.safeParse(AppSettingsSchema, raw);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    throw fail("invalid_request", `settings.${v.getDotPath(issue) ?? ""}: ${issue.message}`.replace(/\.:/, ":"));
+  }
+  return parsed.output;
+}
+
+export async function createApp(core: Core, input: { name: string; ownerId?: string | null; settings?: unknown }): Promise<AppRow> {
+  const now = core.clock();
+  const settings = sealSettings(validateSettings(input.settings ?? {}) as JsonObject, core.secrets) as AppSettings;
+  const app: AppRow = {
+    id: newId("app"),
+    name: v.parse(AppNameSchema, input.name),
+    publishableKey: `pk_${newToken().slice(0, 32)}`,
+    ownerId: input.ownerId ?? null,
+    settings,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await core.db.apps.insert(app);
+  await core.hooks.emit("app.settingsChanged", { app });
+  return app;
+}
+
+/** Applies a JSON merge patch to the app's name and settings; the result is validated whole. */
+export async function updateApp(core: Core, app: AppRow, patch: { name?: string; settings?: JsonObject }): Promise<AppRow> {
+  const merged = patch.settings ? mergePatch(app.settings, dropRedactedSecrets(patch.settings)) : app.settings;
+  const settings = sealSettings(validateSettings(merged) as JsonObject, core.secrets) as AppSettings;
+  const next: AppRow = {
+    ...app,
+    name: patch.name === undefined ? app.name : v.parse(AppNameSchema, patch.name),
+    settings,
+    updatedAt: core.clock(),
+  };
+  await core.db.apps.update(next);
+  await core.hooks.emit("app.settingsChanged", { app: next });
+  return next;
+}
+
+/** A new publishable key; the old one stops working at once. */
+export async function rotatePublishableKey(core: Core, app: AppRow): Promise<AppRow> {
+  const next = { ...app, publishableKey: `pk_${newToken().slice(0, 32)}`, updatedAt: core.clock() };
+  await core.db.apps.update(next);
+  return next;
+}
+
+export async function deleteApp(core: Core, app: AppRow): Promise<void> {
+  await core.hooks.emit("app.deleting", { app });
+  await core.db.apps.remove(app.id);
+}
+
+/** Finds an app by id or, for the CLI's convenience, by exact name. */
+export async function requireAppRef(core: Core, ref: string): Promise<AppRow> {
+  const app = (await core.db.apps.findById(ref)) ?? (await core.db.apps.list()).find((a) => a.name === ref);
+  if (!app) throw fail("not_found", `No app with id or name "${ref}". List them with: tenantd app list`);
+  return app;
+}

@@ -1,0 +1,127 @@
+import * as v from "valibot";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
+
+export const OAUTH_PROVIDERS = ["google", "github", "apple", "microsoft", "facebook", "discord", "twitter"] as const;
+export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
+
+export const COLLECTION_NAME = /^[A-Za-z0-9]{1,64}$/;
+/** A field inside a record's `data`: dotted path of identifier-like segments. */
+export const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_-]{0,63}(\.[A-Za-z_][A-Za-z0-9_-]{0,63}){0,7}$/;
+
+const origin = v.pipe(
+  v.string(),
+  v.check((s) => s === "*" || /^https?:\/\/[^/\s?#]+$/.test(s), "must be an origin like https://app.example.com (scheme and host, no path) or \"*\""),
+);
+const httpUrl = v.pipe(v.string(), v.url(), v.check((s) => /^https?:\/\//.test(s), "must be an http(s) URL"));
+const linkTemplate = v.pipe(httpUrl, v.check((s) => s.includes("{token}"), "must contain {token}"));
+const entitlementValue = v.union([v.boolean(), v.pipe(v.number(), v.minValue(0))]);
+const secret = v.pipe(v.string(), v.minLength(1));
+
+const OAuthProviderSettings = v.strictObject({
+  enabled: v.optional(v.boolean(), true),
+  clientId: v.pipe(v.string(), v.minLength(1)),
+  clientSecret: v.optional(secret),
+  /** Microsoft Entra tenant (`common`, `organizations`, `consumers` or a tenant id). */
+  tenant: v.optional(v.string()),
+  /** Apple: team id, key id and the PKCS#8 private key (PEM) used to sign the client secret. */
+  teamId: v.optional(v.string()),
+  keyId: v.optional(v.string()),
+  privateKey: v.optional(secret),
+});
+
+/** Every per-app setting, with its default. Areas read their own section. */
+export const AppSettingsSchema = v.strictObject({
+  corsOrigins: v.optional(v.array(origin), []),
+  signupMode: v.optional(v.picklist(["open", "invite_only", "closed"]), "open"),
+  collections: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(COLLECTION_NAME, "collection names are 1-64 letters or digits")),
+      v.strictObject({
+        unique: v.optional(v.array(v.pipe(v.string(), v.regex(FIELD_PATH, "must be a field path like name or address.city"))), []),
+        indexed: v.optional(v.array(v.pipe(v.string(), v.regex(FIELD_PATH, "must be a field path like name or address.city"))), []),
+      }),
+    ),
+    {},
+  ),
+  email: v.optional(
+    v.strictObject({
+      /** false: the app delivers its own emails (tenantd sends none; webhooks carry the links). */
+      sendEmail: v.optional(v.boolean(), true),
+      from: v.optional(v.string()),
+      appName: v.optional(v.string()),
+      verifyUrl: v.optional(linkTemplate),
+      resetUrl: v.optional(linkTemplate),
+    }),
+    {},
+  ),
+  oauth: v.optional(
+    v.strictObject({
+      redirectUrls: v.optional(v.array(httpUrl), []),
+      providers: v.optional(v.record(v.picklist(OAUTH_PROVIDERS), OAuthProviderSettings), {}),
+    }),
+    {},
+  ),
+  billing: v.optional(
+    v.strictObject({
+      stripeSecretKey: v.optional(secret),
+      stripeWebhookSecret: v.optional(secret),
+      defaultEntitlements: v.optional(v.record(v.string(), entitlementValue), {}),
+      trial: v.optional(v.strictObject({ planId: v.string(), days: v.pipe(v.number(), v.integer(), v.minValue(1)) })),
+    }),
+    {},
+  ),
+  invites: v.optional(v.strictObject({ defaultQuota: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 5) }), {}),
+});
+
+export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;
+
+/** Setting paths holding secrets: stored sealed, never shown back. `*` matches any key. */
+const SECRET_PATHS = [
+  ["billing", "stripeSecretKey"],
+  ["billing", "stripeWebhookSecret"],
+  ["oauth", "providers", "*", "clientSecret"],
+  ["oauth", "providers", "*", "privateKey"],
+];
+
+function mapSecrets(settings: JsonObject, fn: (value: string) => unknown): JsonObject {
+  const copy = structuredClone(settings);
+  const walk = (node: unknown, path: string[]) => {
+    if (!isPlainObject(node)) return;
+    const [head, ...rest] = path;
+    const keys = head === "*" ? Object.keys(node) : [head!];
+    for (const k of keys) {
+      if (!(k in node)) continue;
+      if (rest.length === 0) {
+        if (typeof node[k] === "string") {
+          const next = fn(node[k]);
+          if (next === undefined) delete node[k];
+          else node[k] = next;
+        }
+      } else walk(node[k], rest);
+    }
+  };
+  for (const p of SECRET_PATHS) walk(copy, p);
+  return copy;
+}
+
+/** Seals any secret that is still plaintext (a freshly set value). */
+export function sealSettings(settings: JsonObject, box: SecretBox): JsonObject {
+  return mapSecrets(settings, (s) => (box.isSealed(s) ? s : box.seal(s)));
+}
+
+export const REDACTED = "[encrypted]";
+
+/** A patch that echoes back the redaction marker keeps the stored secret. */
+export function dropRedactedSecrets(patch: JsonObject): JsonObject {
+  return mapSecrets(patch, (s) => (s === REDACTED ? undefined : s));
+}
+
+/** What a developer sees: secrets replaced by a marker saying one is set. */
+export function redactSettings(settings: JsonObject): JsonObject {
+  return mapSecrets(settings, () => REDACTED);
+}
+
+export function readSettings(raw: unknown): AppSettings {
+  return v.parse(AppSettingsSchema, raw ?? {});
+}

@@ -1,0 +1,65 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+
+export interface AccessClaims {
+  iss: "tenantd";
+  /** tenant id */
+  sub: string;
+  /** app id */
+  app: string;
+  /** session id: checked on every request, so ending the session refuses the token at once */
+  sid: string;
+  /** family owner's tenant id, or null */
+  pid: string | null;
+  iat: number;
+  exp: number;
+}
+
+// The only header tenantd issues. A token whose header differs (alg "none", RS256, …) is refused
+// by comparison, before any signature is computed: no algorithm switching.
+const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
+
+export type VerifyResult = { ok: true; claims: AccessClaims } | { ok: false; reason: "malformed" | "signature" | "expired" };
+
+/** HS256 access tokens with a small cache of verified tokens (verification sits on every request). */
+export function createAccessTokens(key: Buffer, maxCached = 10_000) {
+  const sign = (data: string) => createHmac("sha256", key).update(data).digest();
+  const cache = new Map<string, AccessClaims>();
+
+  return {
+    issue(claims: Omit<AccessClaims, "iss" | "iat" | "exp">, nowMs: number): { token: string; exp: number } {
+      const iat = Math.floor(nowMs / 1000);
+      const full: AccessClaims = { iss: "tenantd", ...claims, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS };
+      const body = `${HEADER}.${Buffer.from(JSON.stringify(full)).toString("base64url")}`;
+      return { token: `${body}.${sign(body).toString("base64url")}`, exp: full.exp };
+    },
+    verify(token: string, nowMs: number): VerifyResult {
+      let claims = cache.get(token);
+      if (!claims) {
+        const parts = token.split(".");
+        if (parts.length !== 3 || parts[0] !== HEADER) return { ok: false, reason: "malformed" };
+        const given = Buffer.from(parts[2]!, "base64url");
+        const expected = sign(`${parts[0]}.${parts[1]}`);
+        if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: "signature" };
+        try {
+          claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as AccessClaims;
+        } catch {
+          return { ok: false, reason: "malformed" };
+        }
+        if (typeof claims.exp !== "number" || typeof claims.sub !== "string" || typeof claims.sid !== "string") {
+          return { ok: false, reason: "malformed" };
+        }
+        if (cache.size >= maxCached) cache.clear();
+        cache.set(token, claims);
+      }
+      if (claims.exp * 1000 <= nowMs) {
+        cache.delete(token);
+        return { ok: false, reason: "expired" };
+      }
+      return { ok: true, claims };
+    },
+  };
+}
+
+export type AccessTokens = ReturnType<typeof createAccessTokens>;

@@ -1,0 +1,72 @@
+import { newId, newToken, hashToken } from "../crypto/random.ts";
+import { fail } from "../errors.ts";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import type { NewSession, TenantRow } from "../db/tenants.ts";
+import { ACCESS_TOKEN_TTL_SECONDS } from "./access-token.ts";
+
+export const REFRESH_TTL_SECONDS = 90 * 24 * 3600;
+/** Concurrent refreshes of one token within this window are not treated as reuse. */
+export const REFRESH_REUSE_GRACE_MS = 20_000;
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+  refreshExpiresIn: number;
+}
+
+export function newSession(now: number): { session: NewSession; refreshToken: string } {
+  const refreshToken = newToken("rt");
+  return {
+    refreshToken,
+    session: { id: newId("ses"), refreshHash: hashToken(refreshToken), createdAt: now, expiresAt: now + REFRESH_TTL_SECONDS * 1000 },
+  };
+}
+
+export function issueAccessToken(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string): string {
+  return core.accessTokens.issue({ sub: tenant.id, app: tenant.appId, sid: sessionId, pid: tenant.parentTenantId }, core.clock()).token;
+}
+
+export function tokenPair(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string, refreshToken: string): TokenPair {
+  return {
+    accessToken: issueAccessToken(core, tenant, sessionId),
+    refreshToken,
+    expiresIn: ACCESS_TOKEN_TTL_SECONDS,
+    refreshExpiresIn: REFRESH_TTL_SECONDS,
+  };
+}
+
+/** Starts a new session for an existing tenant (login, social login, family join). */
+export async function startSession(core: Core, tenant: TenantRow): Promise<TokenPair> {
+  const { session, refreshToken } = newSession(core.clock());
+  await core.db.sessions.create(tenant.id, tenant.appId, session);
+  return tokenPair(core, tenant, session.id, refreshToken);
+}
+
+/** Rotates a refresh token. Reuse of a rotated one (outside the grace window) ends the session. */
+export async function refreshSession(core: Core, app: AppRow, refreshToken: string): Promise<TokenPair> {
+  const now = core.clock();
+  const next = newToken("rt");
+  const outcome = await core.db.sessions.rotate(hashToken(refreshToken), {
+    hash: hashToken(next),
+    now,
+    expiresAt: now + REFRESH_TTL_SECONDS * 1000,
+    graceMs: REFRESH_REUSE_GRACE_MS,
+  });
+  switch (outcome.kind) {
+    case "unknown":
+      throw fail("invalid_credentials", "Unknown refresh token. Sign in again.");
+    case "ended":
+      throw fail("session_ended", "This session has ended. Sign in again.");
+    case "expired":
+      throw fail("session_ended", "This session expired after 90 days without a refresh. Sign in again.");
+    case "reused":
+      core.log.warn("refresh token reuse: session ended", { sessionId: outcome.session.id, appId: outcome.session.appId });
+      throw fail("session_ended", "This refresh token was already used, so the session was ended to protect the account. Sign in again.");
+  }
+  const { session } = outcome;
+  const tenant = session.appId === app.id ? await core.db.tenants.findById(app.id, session.tenantId) : undefined;
+  if (!tenant) throw fail("invalid_credentials", "Unknown refresh token for this app. Sign in again.");
+  return tokenPair(core, tenant, session.id, next);
+}

@@ -1,0 +1,65 @@
+import * as v from "valibot";
+import { newId } from "../crypto/random.ts";
+import { fail } from "../errors.ts";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import type { TenantRow } from "../db/tenants.ts";
+import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
+import { newSession, tokenPair, type TokenPair } from "./sessions.ts";
+
+export const LOCALES = ["en", "es", "nl"] as const;
+export type Locale = (typeof LOCALES)[number];
+/** Any language tag is accepted; its primary subtag picks a supported locale, else English. */
+export function toLocale(tag: string | undefined | null): Locale {
+  const primary = (tag ?? "").trim().toLowerCase().split(/[-_]/)[0];
+  return (LOCALES as readonly string[]).includes(primary!) ? (primary as Locale) : "en";
+}
+
+export const SignupBody = v.object({
+  email: EmailSchema,
+  password: PasswordSchema,
+  locale: v.optional(v.pipe(v.string(), v.maxLength(35))),
+  inviteToken: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+  sendEmail: v.optional(v.boolean()),
+});
+export type SignupInput = v.InferOutput<typeof SignupBody>;
+
+const isUniqueViolation = (e: unknown) => e instanceof Error && "code" in e && String((e as { code: unknown }).code).startsWith("SQLITE_CONSTRAINT");
+
+export async function signup(core: Core, app: AppRow, input: SignupInput): Promise<{ tenant: TenantRow } & TokenPair> {
+  if (app.settings.signupMode === "closed") throw fail("signup_disabled", "Sign-up is closed for this app.");
+  if (app.settings.signupMode === "invite_only" && !input.inviteToken) {
+    throw fail("invite_required", "This app is invite-only: sign up with an inviteToken.");
+  }
+  if (await core.db.tenants.findByEmail(app.id, input.email)) throw fail("email_exists", "An account with this email already exists. Sign in instead.");
+  // Hash before the transaction: never hold a write lock across the ~10 ms of argon2.
+  const passwordHash = await core.passwords.hash(input.password);
+  const now = core.clock();
+  const tenant: TenantRow = {
+    id: newId("tnt"),
+    appId: app.id,
+    email: input.email,
+    passwordHash,
+    emailVerifiedAt: null,
+    locale: toLocale(input.locale),
+    parentTenantId: null,
+    createdAt: now,
+  };
+  const { session, refreshToken } = newSession(now);
+  try {
+    await core.db.tenants.createWithSession(tenant, session);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw fail("email_exists", "An account with this email already exists. Sign in instead.");
+    throw e;
+  }
+  await core.hooks.emit("tenant.created", { app, tenant, inviteToken: input.inviteToken, sendEmail: input.sendEmail ?? app.settings.email.sendEmail });
+  return { tenant, ...tokenPair(core, tenant, session.id, refreshToken) };
+}
+
+/** Same answer and the same argon2 work for an unknown email as for a wrong password. */
+export async function login(core: Core, app: AppRow, email: string, password: string): Promise<TenantRow> {
+  const tenant = await core.db.tenants.findByEmail(app.id, email);
+  const ok = tenant?.passwordHash ? await core.passwords.verify(tenant.passwordHash, password) : await core.passwords.verifyDummy(password);
+  if (!tenant || !ok) throw fail("invalid_credentials", "Wrong email or password.");
+  return tenant;
+}

@@ -1,0 +1,49 @@
+import { defineCommand } from "citty";
+import { createAdminApi } from "../admin/api.ts";
+import { toPublicDeveloper } from "../admin/developers.ts";
+import { dataDirArg, jsonArg, print, promptSecret, withCore } from "./shared.ts";
+
+const passwordArg = {
+  password: { type: "string", description: "Password (8-256 characters). Asked for when not given; piped stdin works too" },
+} as const;
+
+export default defineCommand({
+  meta: { name: "developer", description: "Developer accounts (they sign in to the admin API)" },
+  subCommands: {
+    create: defineCommand({
+      meta: { name: "create", description: "Create a developer account. The first one owns the apps that have no owner yet" },
+      args: { ...dataDirArg, ...jsonArg, ...passwordArg, email: { type: "string", description: "Email", required: true } },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const password = args.password ?? (await promptSecret("Password for the new developer: "));
+          const { developer, adoptedApps } = await createAdminApi(core).createDeveloper({ email: args.email, password });
+          print(args.json, { developer, adoptedApps }, () =>
+            [
+              `created developer ${developer.email} (${developer.id})`,
+              adoptedApps > 0 ? `now owns ${adoptedApps} existing app(s)` : "",
+              "sign in: POST /api/v1/developer/login with { email, password }",
+            ].filter(Boolean).join("\n"),
+          );
+        }),
+    }),
+    list: defineCommand({
+      meta: { name: "list", description: "List developer accounts" },
+      args: { ...dataDirArg, ...jsonArg },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const developers = (await core.db.developers.list()).map(toPublicDeveloper);
+          print(args.json, { developers }, () => developers.map((d) => `${d.id}  ${d.email}`).join("\n") || "No developers yet.");
+        }),
+    }),
+    "set-password": defineCommand({
+      meta: { name: "set-password", description: "Set a developer's password and end their sessions" },
+      args: { ...dataDirArg, ...passwordArg, email: { type: "string", description: "Email", required: true } },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const password = args.password ?? (await promptSecret("New password: "));
+          await createAdminApi(core).setDeveloperPassword(args.email, password);
+          process.stdout.write(`password changed for ${args.email}\n`);
+        }),
+    }),
+  },
+});

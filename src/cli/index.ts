@@ -1,0 +1,15 @@
+import { defineCommand, runMain } from "citty";
+import { createRequire } from "node:module";
+
+const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
+
+export const main = defineCommand({
+  meta: { name: "tenantd", version, description: "Self-hostable backend for apps: auth, records, files, billing, webhooks" },
+  subCommands: {
+    serve: () => import("./serve.ts").then((m) => m.default),
+    app: () => import("./app.ts").then((m) => m.default),
+    developer: () => import("./developer.ts").then((m) => m.default),
+  },
+});
+
+await runMain(main);

@@ -1,0 +1,58 @@
+import { defineCommand } from "citty";
+import { listen } from "listhen";
+import { toNodeHandler } from "h3/node";
+import type { Server } from "node:http";
+import { createTenantBackend } from "../app.ts";
+import { attachJsonClientErrors } from "../http/node-errors.ts";
+import { dataDirArg, exitWith } from "./shared.ts";
+
+export default defineCommand({
+  meta: { name: "serve", description: "Start the tenantd server on the data directory" },
+  args: {
+    ...dataDirArg,
+    port: { type: "string", description: "Port (0 picks a free one). Env PORT; default 3000", valueHint: "number" },
+    host: { type: "string", description: "Interface to listen on. Env HOST; default localhost", valueHint: "address" },
+    "public-url": { type: "string", description: "Public base URL used in links. Env TENANTD_PUBLIC_URL", valueHint: "url" },
+  },
+  async run({ args }) {
+    const rawPort = args.port ?? process.env.PORT ?? "3000";
+    const port = Number(rawPort);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) exitWith(new Error(`--port must be a number from 0 to 65535 (got ${rawPort})`));
+    const hostname = args.host ?? process.env.HOST ?? "localhost";
+    let backend;
+    try {
+      backend = await createTenantBackend({ dataDir: args["data-dir"], publicUrl: args["public-url"] });
+    } catch (e) {
+      exitWith(e);
+    }
+    const listener = await listen(toNodeHandler(backend), { port, hostname, showURL: false, public: hostname !== "localhost" && hostname !== "127.0.0.1" });
+    attachJsonClientErrors(listener.server as Server);
+    const url = listener.url.replace(/\/$/, "");
+    const out = (s: string) => process.stdout.write(s + "\n");
+    out(`tenantd listening on ${url}`);
+    out(`data directory: ${backend.core.config.dataDir}`);
+    if (backend.defaultApp) {
+      out("");
+      out("Created the default app on this empty data directory:");
+      out(`  app id:          ${backend.defaultApp.id}`);
+      out(`  publishable key: ${backend.defaultApp.publishableKey}`);
+      out("");
+      out("Try it:");
+      out(`  curl -X POST ${url}/api/v1/auth/signup -H 'x-service-key: ${backend.defaultApp.publishableKey}' \\`);
+      out(`       -H 'content-type: application/json' -d '{"email":"me@example.com","password":"a long password"}'`);
+      out("");
+      out("Create your developer account (to manage apps over the admin API):");
+      out(`  npx tenantd developer create --email you@example.com${args["data-dir"] ? ` --data-dir ${args["data-dir"]}` : ""}`);
+    }
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await listener.close().catch(() => {});
+      await backend.close();
+      process.exit(0);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  },
+});

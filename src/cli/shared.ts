@@ -1,0 +1,84 @@
+import { HTTPError } from "h3";
+import * as v from "valibot";
+import { createCore, type Core } from "../core.ts";
+import { ConfigError } from "../config.ts";
+
+/** Arguments every command that touches a data directory takes. */
+export const dataDirArg = {
+  "data-dir": {
+    type: "string",
+    description: "Data directory (SQLite file, blobs, server key). Env TENANTD_DATA_DIR; default ./.tenantd",
+    valueHint: "path",
+  },
+} as const;
+
+export const jsonArg = {
+  json: { type: "boolean", description: "Print JSON (for scripts)", default: false },
+} as const;
+
+/** Opens the data directory directly, as the server does; no server has to run. */
+export function openCore(args: { "data-dir"?: string }): Core {
+  return createCore({ dataDir: args["data-dir"], logger: "error", bootstrap: false });
+}
+
+/** Runs a command body with the core open, closing it after, and turns failures into a readable line. */
+export async function withCore<T>(args: { "data-dir"?: string }, fn: (core: Core) => Promise<T>): Promise<T> {
+  let core: Core | undefined;
+  try {
+    core = openCore(args);
+    return await fn(core);
+  } catch (e) {
+    await core?.close();
+    return exitWith(e);
+  } finally {
+    await core?.close();
+  }
+}
+
+export function exitWith(e: unknown): never {
+  const message =
+    HTTPError.isError(e) || e instanceof ConfigError || v.isValiError(e) || e instanceof CliError
+      ? e.message
+      : e instanceof Error
+        ? e.message
+        : String(e);
+  process.stderr.write(`tenantd: ${message}\n`);
+  process.exit(1);
+}
+
+export class CliError extends Error {}
+
+export function print(json: boolean, data: unknown, human: () => string): void {
+  process.stdout.write(json ? JSON.stringify(data, null, 2) + "\n" : human() + "\n");
+}
+
+/** Reads a secret from the terminal without echo, or one line from piped stdin. */
+export async function promptSecret(question: string): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8").split(/\r?\n/)[0] ?? "";
+  }
+  process.stderr.write(question);
+  stdin.setRawMode(true);
+  stdin.resume();
+  return new Promise((resolve) => {
+    let value = "";
+    const onData = (buf: Buffer) => {
+      for (const ch of buf.toString("utf8")) {
+        if (ch === "\r" || ch === "\n") {
+          stdin.setRawMode(false);
+          stdin.pause();
+          stdin.off("data", onData);
+          process.stderr.write("\n");
+          resolve(value);
+          return;
+        }
+        if (ch === "\u0003") process.exit(130);
+        value = ch === "\u007f" ? value.slice(0, -1) : value + ch;
+      }
+    };
+    stdin.on("data", onData);
+  });
+}

@@ -1,0 +1,61 @@
+import { createStorage, type Storage } from "unstorage";
+import fsDriver from "unstorage/drivers/fs";
+import { join } from "node:path";
+import { resolveConfig, type ResolvedConfig, type TenantBackendConfig } from "./config.ts";
+import { openDatabase, type SqliteDb } from "./db/connection.ts";
+import { createRepositories, type Repositories } from "./db/index.ts";
+import { createSecretBox, type SecretBox } from "./crypto/secret-box.ts";
+import { createPasswordHasher, type PasswordHasher } from "./crypto/password.ts";
+import { createHooks, type Hooks } from "./hooks.ts";
+import type { Clock } from "./clock.ts";
+import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
+import type { Logger } from "./log.ts";
+
+/**
+ * Everything the areas share, without HTTP: the CLI and tests call area functions with it
+ * directly, and `createTenantBackend` puts routes in front of it.
+ */
+export interface Core {
+  config: ResolvedConfig;
+  clock: Clock;
+  log: Logger;
+  sqlite: SqliteDb;
+  db: Repositories;
+  secrets: SecretBox;
+  passwords: PasswordHasher;
+  accessTokens: AccessTokens;
+  storage: Storage;
+  hooks: Hooks;
+  /** Runs `fn` when the core closes (timers, transports). */
+  onClose(fn: () => unknown): void;
+  close(): Promise<void>;
+}
+
+export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Core {
+  const config = "serverKey" in input ? input : resolveConfig(input);
+  const sqlite = openDatabase(config.databasePath);
+  const secrets = createSecretBox(config.serverKey);
+  const closers: (() => unknown)[] = [];
+  let closed = false;
+  const core: Core = {
+    config,
+    clock: config.clock,
+    log: config.log,
+    sqlite,
+    db: createRepositories(sqlite),
+    secrets,
+    accessTokens: createAccessTokens(secrets.deriveKey("access-token")),
+    passwords: createPasswordHasher(config.argon2),
+    storage: createStorage({ driver: config.storage ?? fsDriver({ base: join(config.dataDir, "files") }) }),
+    hooks: createHooks(),
+    onClose: (fn) => closers.push(fn),
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const fn of closers.reverse()) await fn();
+      await core.storage.dispose();
+      sqlite.close();
+    },
+  };
+  return core;
+}

@@ -1,0 +1,25 @@
+import Database from "better-sqlite3";
+import { migrate } from "./migrations.ts";
+
+export type SqliteDb = Database.Database;
+
+/**
+ * Opens the SQLite file with the settings every tenantd process shares: WAL so readers
+ * never wait for the writer, a busy timeout so a CLI writing beside a running server waits
+ * instead of failing, foreign keys on, synchronous=NORMAL (durable at each checkpoint).
+ */
+export function openDatabase(path: string): SqliteDb {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("foreign_keys = ON");
+  db.pragma("temp_store = MEMORY");
+  migrate(db);
+  return db;
+}
+
+/** Runs `fn` in an IMMEDIATE transaction: the write lock is taken up front, so no deadlock on upgrade. */
+export function inTransaction<T>(db: SqliteDb, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}

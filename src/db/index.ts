@@ -1,0 +1,23 @@
+import type { SqliteDb } from "./connection.ts";
+import { createAppsRepo } from "./apps.ts";
+import { createDevelopersRepo } from "./developers.ts";
+import { createTenantsRepo } from "./tenants.ts";
+import { createSessionsRepo } from "./sessions.ts";
+import { createStatsRepo } from "./stats.ts";
+import { readSettings } from "../apps/settings.ts";
+
+/**
+ * The domain operations over SQLite, one repository per area. Every method is async and
+ * atomic on its own, so another SQL engine can stand behind the same signatures.
+ */
+export function createRepositories(sqlite: SqliteDb) {
+  return {
+    apps: createAppsRepo(sqlite, readSettings),
+    developers: createDevelopersRepo(sqlite),
+    tenants: createTenantsRepo(sqlite),
+    sessions: createSessionsRepo(sqlite),
+    stats: createStatsRepo(sqlite),
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;

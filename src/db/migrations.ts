@@ -1,0 +1,52 @@
+import type Database from "better-sqlite3";
+import { coreSchema } from "./schema/core.ts";
+import { authSchema } from "./schema/auth.ts";
+import { dataSchema } from "./schema/data.ts";
+import { filesSchema } from "./schema/files.ts";
+import { billingSchema } from "./schema/billing.ts";
+import { webhooksSchema } from "./schema/webhooks.ts";
+import { familySchema } from "./schema/family.ts";
+import { oauthSchema } from "./schema/oauth.ts";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * Versioned migrations, applied in order on startup, each in its own transaction.
+ * A migration, once released, is never edited: add a new one.
+ */
+export const MIGRATIONS: Migration[] = [
+  { version: 1, name: "core", sql: coreSchema },
+  { version: 2, name: "auth", sql: authSchema },
+  { version: 3, name: "data", sql: dataSchema },
+  { version: 4, name: "files", sql: filesSchema },
+  { version: 5, name: "billing", sql: billingSchema },
+  { version: 6, name: "webhooks", sql: webhooksSchema },
+  { version: 7, name: "family", sql: familySchema },
+  { version: 8, name: "oauth", sql: oauthSchema },
+];
+
+export function migrate(db: Database.Database, migrations: Migration[] = MIGRATIONS): number[] {
+  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+  const applied = new Set(db.prepare("SELECT version FROM schema_migrations").pluck().all() as number[]);
+  const latestKnown = Math.max(0, ...migrations.map((m) => m.version));
+  const newest = Math.max(0, ...applied);
+  if (newest > latestKnown) {
+    throw new Error(`tenantd: the database is at schema version ${newest}, newer than this tenantd knows (${latestKnown}). Upgrade tenantd.`);
+  }
+  const ran: number[] = [];
+  const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    // An area whose schema is still empty is not recorded, so its tables arrive once written.
+    if (applied.has(m.version) || !m.sql.trim()) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(m.version, m.name, Date.now());
+    }).immediate();
+    ran.push(m.version);
+  }
+  return ran;
+}

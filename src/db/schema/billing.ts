@@ -1,0 +1,2 @@
+// Filled in by the billing area.
+export const billingSchema = ``;

@@ -1,0 +1,2 @@
+// Filled in by the data area.
+export const dataSchema = ``;

@@ -1,0 +1,2 @@
+// Filled in by the family area.
+export const familySchema = ``;

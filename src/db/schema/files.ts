@@ -1,0 +1,2 @@
+// Filled in by the files area.
+export const filesSchema = ``;

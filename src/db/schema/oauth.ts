@@ -1,0 +1,2 @@
+// Filled in by the oauth area.
+export const oauthSchema = ``;

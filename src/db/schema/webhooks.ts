@@ -1,0 +1,2 @@
+// Filled in by the webhooks area.
+export const webhooksSchema = ``;

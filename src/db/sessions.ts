@@ -1,0 +1,103 @@
+import type { SqliteDb } from "./connection.ts";
+import type { NewSession } from "./tenants.ts";
+
+export interface SessionState {
+  id: string;
+  tenantId: string;
+  appId: string;
+  expiresAt: number;
+  endedAt: number | null;
+}
+
+export type RefreshOutcome =
+  | { kind: "rotated"; session: SessionState }
+  | { kind: "unknown" }
+  | { kind: "ended"; session: SessionState }
+  | { kind: "expired"; session: SessionState }
+  | { kind: "reused"; session: SessionState };
+
+interface RawSession {
+  id: string;
+  tenant_id: string;
+  app_id: string;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+const toSession = (r: RawSession): SessionState => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  appId: r.app_id,
+  expiresAt: r.expires_at,
+  endedAt: r.ended_at,
+});
+
+export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
+
+export function createSessionsRepo(db: SqliteDb) {
+  const q = {
+    insert: db.prepare<[string, string, string, number, number]>(
+      "INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+    ),
+    insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
+    state: db.prepare<[string], RawSession>("SELECT id, tenant_id, app_id, expires_at, ended_at FROM sessions WHERE id = ?"),
+    byRefresh: db.prepare<[string], RawSession & { rotated_at: number | null }>(
+      "SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, r.rotated_at FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
+    ),
+    markRotated: db.prepare<[number, string]>("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL"),
+    extend: db.prepare<[number, string]>("UPDATE sessions SET expires_at = ? WHERE id = ?"),
+    end: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL"),
+    endAll: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE tenant_id = ? AND ended_at IS NULL"),
+    purge: db.prepare<[number]>("DELETE FROM sessions WHERE expires_at < ?1 OR ended_at < ?1"),
+  };
+
+  const rotate = db.transaction(
+    (oldHash: string, next: { hash: string; now: number; expiresAt: number; graceMs: number }): RefreshOutcome => {
+      const row = q.byRefresh.get(oldHash);
+      if (!row) return { kind: "unknown" };
+      const session = toSession(row);
+      if (session.endedAt !== null) return { kind: "ended", session };
+      if (session.expiresAt <= next.now) return { kind: "expired", session };
+      if (row.rotated_at !== null && next.now - row.rotated_at > next.graceMs) {
+        q.end.run(next.now, "refresh_reuse", session.id);
+        return { kind: "reused", session };
+      }
+      q.markRotated.run(next.now, oldHash);
+      q.insertRefresh.run(next.hash, session.id, next.now);
+      q.extend.run(next.expiresAt, session.id);
+      return { kind: "rotated", session: { ...session, expiresAt: next.expiresAt } };
+    },
+  );
+
+  return {
+    async create(tenantId: string, appId: string, s: NewSession): Promise<void> {
+      db.transaction(() => {
+        q.insert.run(s.id, tenantId, appId, s.createdAt, s.expiresAt);
+        q.insertRefresh.run(s.refreshHash, s.id, s.createdAt);
+      }).immediate();
+    },
+    /** The state an access token's session is checked against on every request. */
+    async state(sessionId: string): Promise<SessionState | undefined> {
+      const r = q.state.get(sessionId);
+      return r && toSession(r);
+    },
+    /**
+     * Exchanges a refresh token for a new one. A token already rotated more than `graceMs`
+     * ago is reuse: the whole session ends. Within the grace window concurrent refreshes
+     * of the same token each get a new token.
+     */
+    async rotate(oldHash: string, next: { hash: string; now: number; expiresAt: number; graceMs: number }): Promise<RefreshOutcome> {
+      return rotate.immediate(oldHash, next);
+    },
+    async end(sessionId: string, at: number, reason: string): Promise<boolean> {
+      return q.end.run(at, reason, sessionId).changes > 0;
+    },
+    async endAllForTenant(tenantId: string, at: number, reason: string): Promise<number> {
+      return q.endAll.run(at, reason, tenantId).changes;
+    },
+    /** Drops sessions that expired or ended before `before`. */
+    async purge(before: number): Promise<number> {
+      return q.purge.run(before).changes;
+    },
+  };
+}

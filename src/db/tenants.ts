@@ -1,0 +1,107 @@
+import type { SqliteDb } from "./connection.ts";
+
+export interface TenantRow {
+  id: string;
+  appId: string;
+  email: string;
+  passwordHash: string | null;
+  emailVerifiedAt: number | null;
+  locale: string;
+  parentTenantId: string | null;
+  createdAt: number;
+}
+
+interface RawTenant {
+  id: string;
+  app_id: string;
+  email: string;
+  password_hash: string | null;
+  email_verified_at: number | null;
+  locale: string;
+  parent_tenant_id: string | null;
+  created_at: number;
+}
+
+export const toTenant = (r: RawTenant): TenantRow => ({
+  id: r.id,
+  appId: r.app_id,
+  email: r.email,
+  passwordHash: r.password_hash,
+  emailVerifiedAt: r.email_verified_at,
+  locale: r.locale,
+  parentTenantId: r.parent_tenant_id,
+  createdAt: r.created_at,
+});
+
+export interface NewSession {
+  id: string;
+  refreshHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
+
+export function createTenantsRepo(db: SqliteDb) {
+  const q = {
+    insert: db.prepare<[string, string, string, string | null, number | null, string, string | null, number]>(
+      "INSERT INTO tenants (id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    ),
+    insertSession: db.prepare<[string, string, string, number, number]>(
+      "INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+    ),
+    insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
+    byEmail: db.prepare<[string, string], RawTenant>("SELECT * FROM tenants WHERE app_id = ? AND email = ?"),
+    byId: db.prepare<[string, string], RawTenant>("SELECT * FROM tenants WHERE app_id = ? AND id = ?"),
+    list: db.prepare<[string, string, number, number], RawTenant>(
+      "SELECT * FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\' ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
+    ),
+    count: db.prepare<[string, string], { n: number }>("SELECT COUNT(*) AS n FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\'"),
+    setVerified: db.prepare<[number, string]>("UPDATE tenants SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ?"),
+    setPassword: db.prepare<[string, string]>("UPDATE tenants SET password_hash = ? WHERE id = ?"),
+    setLocale: db.prepare<[string, string]>("UPDATE tenants SET locale = ? WHERE id = ?"),
+    remove: db.prepare<[string, string]>("DELETE FROM tenants WHERE app_id = ? AND id = ?"),
+  };
+
+  const insertWithSession = db.transaction((t: TenantRow, s: NewSession) => {
+    q.insert.run(t.id, t.appId, t.email, t.passwordHash, t.emailVerifiedAt, t.locale, t.parentTenantId, t.createdAt);
+    q.insertSession.run(s.id, t.id, t.appId, s.createdAt, s.expiresAt);
+    q.insertRefresh.run(s.refreshHash, s.id, s.createdAt);
+  });
+
+  return {
+    /** Creates the tenant and its first session in one transaction. Throws on a duplicate email. */
+    async createWithSession(tenant: TenantRow, session: NewSession): Promise<void> {
+      insertWithSession.immediate(tenant, session);
+    },
+    async findByEmail(appId: string, email: string): Promise<TenantRow | undefined> {
+      const r = q.byEmail.get(appId, email);
+      return r && toTenant(r);
+    },
+    async findById(appId: string, id: string): Promise<TenantRow | undefined> {
+      const r = q.byId.get(appId, id);
+      return r && toTenant(r);
+    },
+    /** Newest first; `emailContains` filters by a substring of the email. */
+    async list(appId: string, opts: { emailContains?: string; limit: number; offset: number }): Promise<{ tenants: TenantRow[]; total: number }> {
+      const like = `%${(opts.emailContains ?? "").replace(/[\\%_]/g, (c) => "\\" + c)}%`;
+      return {
+        tenants: q.list.all(appId, like, opts.limit, opts.offset).map(toTenant),
+        total: q.count.get(appId, like)!.n,
+      };
+    },
+    async markVerified(id: string, at: number): Promise<void> {
+      q.setVerified.run(at, id);
+    },
+    async setPasswordHash(id: string, hash: string): Promise<void> {
+      q.setPassword.run(hash, id);
+    },
+    async setLocale(id: string, locale: string): Promise<void> {
+      q.setLocale.run(locale, id);
+    },
+    /** Deletes the tenant; every row it owns goes with it (foreign keys cascade). */
+    async remove(appId: string, id: string): Promise<boolean> {
+      return q.remove.run(appId, id).changes > 0;
+    },
+  };
+}

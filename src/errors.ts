@@ -1,0 +1,89 @@
+import { HTTPError, onError, type H3Event, type Middleware } from "h3";
+import type { Logger } from "./log.ts";
+
+/**
+ * The one catalogue of error codes tenantd answers with. Every non-2xx response body is
+ * `{ error: <code>, message: <text> }`; the status belongs to the code.
+ */
+export const ERROR_CODES = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_filter: 400,
+  invalid_token: 400,
+  unauthorized: 401,
+  invalid_credentials: 401,
+  invalid_access_token: 401,
+  token_expired: 401,
+  session_ended: 401,
+  limit_reached: 402,
+  forbidden: 403,
+  origin_not_allowed: 403,
+  signup_disabled: 403,
+  invite_required: 403,
+  email_not_verified: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  email_exists: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  headers_too_large: 431,
+  internal_error: 500,
+  provider_error: 502,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Builds the error to throw for an expected failure; `onError` turns it into the JSON reply. */
+export function fail(code: ErrorCode, message: string, headers?: Record<string, string>): HTTPError {
+  return new HTTPError({ status: ERROR_CODES[code], message, body: { error: code }, headers });
+}
+
+// Statuses raised by h3/srvx themselves (routing, body limits) get the matching code.
+const CODE_FOR_STATUS: Record<number, ErrorCode> = {
+  400: "invalid_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  429: "rate_limited",
+  431: "headers_too_large",
+};
+
+export function errorBody(code: string, message: string): string {
+  return JSON.stringify({ error: code, message });
+}
+
+export function errorResponse(status: number, code: string, message: string, headers?: HeadersInit): Response {
+  const h = new Headers(headers);
+  h.set("content-type", "application/json; charset=utf-8");
+  return new Response(errorBody(code, message), { status, headers: h });
+}
+
+/**
+ * Maps every error to `{ error, message }`. A middleware (not an app hook) so it still
+ * runs when a host app mounts tenantd. Unexpected errors are logged and answered as
+ * `internal_error` without internals.
+ */
+export function defineErrorMiddleware(log: Logger): Middleware {
+  return onError((error: HTTPError, event: H3Event) => {
+    const headers = new Headers(event.res.headers);
+    error.headers?.forEach((v, k) => headers.set(k, v));
+    const known = HTTPError.isError(error) && !error.unhandled;
+    const code = known ? (error.body?.error as string | undefined) ?? CODE_FOR_STATUS[error.status] : undefined;
+    if (!known || !code || code === "internal_error") {
+      log.error("request failed", {
+        method: event.req.method,
+        path: event.url.pathname,
+        error: (error.cause as Error | undefined)?.stack ?? error.stack ?? String(error),
+      });
+      return errorResponse(500, "internal_error", "Something went wrong on the server. It has been logged.", headers);
+    }
+    return errorResponse(error.status, code, error.message || code, headers);
+  });
+}

@@ -1,0 +1,38 @@
+import type { AppRow } from "./db/apps.ts";
+import type { TenantRow } from "./db/tenants.ts";
+
+/**
+ * Events one area raises for others (files removes blobs when a tenant goes, billing starts
+ * a trial when a tenant signs up, …). Handlers run in registration order and are awaited.
+ * Each area adds the events it raises here.
+ */
+export interface HookEvents {
+  "app.settingsChanged": { app: AppRow };
+  "app.deleting": { app: AppRow };
+  "tenant.created": { app: AppRow; tenant: TenantRow; inviteToken?: string; sendEmail: boolean };
+  /** Before the tenant's rows are deleted (blobs, external subscriptions). */
+  "tenant.deleting": { app: AppRow; tenantId: string };
+  /** After the tenant's rows are gone. */
+  "tenant.deleted": { app: AppRow; tenantId: string; email: string; locale: string; reason: "self_delete" | "admin_delete" };
+}
+
+type Handler<K extends keyof HookEvents> = (payload: HookEvents[K]) => unknown;
+
+export interface Hooks {
+  on<K extends keyof HookEvents>(name: K, handler: Handler<K>): void;
+  emit<K extends keyof HookEvents>(name: K, payload: HookEvents[K]): Promise<void>;
+}
+
+export function createHooks(): Hooks {
+  const handlers = new Map<string, Handler<never>[]>();
+  return {
+    on(name, handler) {
+      const list = handlers.get(name) ?? [];
+      list.push(handler as Handler<never>);
+      handlers.set(name, list);
+    },
+    async emit(name, payload) {
+      for (const h of handlers.get(name) ?? []) await (h as Handler<typeof name>)(payload);
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import type { H3Event, Middleware } from "h3";
+import { errorResponse } from "../errors.ts";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+
+const ALLOW_HEADERS = "authorization, content-type, x-service-key, x-service-app";
+const ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
+const EXPOSE_HEADERS = "retry-after, content-disposition, content-range";
+
+const allows = (app: AppRow, origin: string) => app.settings.corsOrigins.some((o) => o === "*" || o === origin);
+const isPublicPath = (event: H3Event) => event.url.pathname.includes("/api/v1/public/");
+
+/**
+ * Per-app CORS. A preflight carries no app header, so it is allowed when any app lists the
+ * origin; the real request then names its app and is refused with 403 unless that app lists
+ * the origin, before any handler runs. Public reads (share links, files) allow every origin.
+ */
+export function defineCorsMiddleware(core: Core): Middleware {
+  return async (event, next) => {
+    const origin = event.req.headers.get("origin");
+    if (!origin) return next();
+    event.res.headers.append("vary", "Origin");
+    const preflight = event.req.method === "OPTIONS" && event.req.headers.has("access-control-request-method");
+
+    if (isPublicPath(event)) {
+      event.res.headers.set("access-control-allow-origin", "*");
+      event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
+      if (preflight) return preflightResponse("*");
+      return next();
+    }
+    if (preflight) {
+      const apps = await core.db.apps.cached();
+      if (!apps.some((app) => allows(app, origin))) {
+        return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not in any app's corsOrigins setting.`, { vary: "Origin" });
+      }
+      return preflightResponse(origin);
+    }
+    const key = event.req.headers.get("x-service-key");
+    const appId = event.req.headers.get("x-service-app");
+    const app = key ? await core.db.apps.findByKey(key) : appId ? await core.db.apps.findById(appId) : undefined;
+    if (app) {
+      if (!allows(app, origin)) {
+        return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not allowed for this app: add it to the app's corsOrigins setting.`, { vary: "Origin" });
+      }
+      event.res.headers.set("access-control-allow-origin", origin);
+      event.res.headers.set("access-control-allow-credentials", "true");
+      event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
+    }
+    return next();
+  };
+}
+
+function preflightResponse(origin: string): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "access-control-allow-origin": origin,
+      "access-control-allow-methods": ALLOW_METHODS,
+      "access-control-allow-headers": ALLOW_HEADERS,
+      "access-control-max-age": "600",
+      vary: "Origin",
+    },
+  });
+}

@@ -1,0 +1,92 @@
+import { getRequestIP, type H3Event } from "h3";
+import { fail } from "../errors.ts";
+import { hashToken } from "../crypto/random.ts";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import type { DeveloperRow } from "../db/developers.ts";
+
+/** The app named by `x-service-key` (the publishable key). */
+export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
+  const key = event.req.headers.get("x-service-key");
+  if (!key) throw fail("unauthorized", "Missing x-service-key header: send your app's publishable key.");
+  const app = await core.db.apps.findByKey(key);
+  if (!app) throw fail("unauthorized", "Unknown x-service-key: check the app's publishable key (tenantd app show).");
+  return app;
+}
+
+export interface TenantAuth {
+  app: AppRow;
+  tenantId: string;
+  sessionId: string;
+  parentTenantId: string | null;
+  /** access token expiry, unix seconds */
+  exp: number;
+}
+
+function bearerToken(event: H3Event): string | undefined {
+  const header = event.req.headers.get("authorization");
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+/**
+ * Checks the tenant bearer headers: a valid access token of the app named by
+ * `x-service-app`, whose session is still live. Returns the reason when it is not.
+ */
+export async function checkTenant(event: H3Event, core: Core): Promise<TenantAuth | { error: "unauthorized" | "invalid_access_token" | "token_expired" | "session_ended"; message: string }> {
+  const appId = event.req.headers.get("x-service-app");
+  const token = bearerToken(event);
+  if (!token) return { error: "unauthorized", message: "Missing authorization: Bearer <access token> header." };
+  if (!appId) return { error: "unauthorized", message: "Missing x-service-app header: send your app id with the bearer token." };
+  const app = await core.db.apps.findById(appId);
+  if (!app) return { error: "unauthorized", message: "Unknown x-service-app: no app has this id." };
+  const now = core.clock();
+  const result = core.accessTokens.verify(token, now);
+  if (!result.ok) {
+    return result.reason === "expired"
+      ? { error: "token_expired", message: "The access token has expired: refresh it with POST /api/v1/auth/refresh." }
+      : { error: "invalid_access_token", message: "The access token is not valid." };
+  }
+  const { claims } = result;
+  if (claims.app !== app.id) return { error: "invalid_access_token", message: "The access token was issued for another app." };
+  const session = await core.db.sessions.state(claims.sid);
+  if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== claims.sub) {
+    return { error: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
+  }
+  return { app, tenantId: claims.sub, sessionId: claims.sid, parentTenantId: claims.pid, exp: claims.exp };
+}
+
+/** The tenant bearer guard of every tenant-scoped endpoint: 401 with a code saying why. */
+export async function requireTenant(event: H3Event, core: Core): Promise<TenantAuth> {
+  const auth = await checkTenant(event, core);
+  if ("error" in auth) throw fail(auth.error, auth.message);
+  return auth;
+}
+
+export interface DeveloperAuth {
+  developer: DeveloperRow;
+  tokenHash: string;
+}
+
+/** A developer session (opaque bearer token from POST /api/v1/developer/login). */
+export async function requireDeveloper(event: H3Event, core: Core): Promise<DeveloperAuth> {
+  const token = bearerToken(event);
+  if (!token) throw fail("unauthorized", "Missing authorization: Bearer <developer session token> header. Get one from POST /api/v1/developer/login.");
+  const tokenHash = hashToken(token);
+  const developer = await core.db.developers.findBySession(tokenHash, core.clock());
+  if (!developer) throw fail("unauthorized", "The developer session is unknown or has expired. Sign in again.");
+  return { developer, tokenHash };
+}
+
+/** The developer's own app; another developer's app answers 404, as if it did not exist. */
+export async function requireOwnApp(core: Core, developer: DeveloperRow, appId: string | undefined): Promise<AppRow> {
+  const app = appId ? await core.db.apps.findById(appId) : undefined;
+  if (!app || app.ownerId !== developer.id) throw fail("not_found", `No app ${appId ?? ""} among your apps.`);
+  return app;
+}
+
+/** Client IP for rate limits: the socket's, or x-forwarded-for only when trustProxy is set. */
+export function clientIp(event: H3Event, core: Core): string {
+  return getRequestIP(event, { xForwardedFor: core.config.trustProxy }) ?? "unknown";
+}

@@ -1,0 +1,40 @@
+import type { H3, EventHandler } from "h3";
+import { fail } from "../errors.ts";
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export interface Router {
+  get(path: string, handler: EventHandler): Router;
+  post(path: string, handler: EventHandler): Router;
+  put(path: string, handler: EventHandler): Router;
+  patch(path: string, handler: EventHandler): Router;
+  delete(path: string, handler: EventHandler): Router;
+}
+
+/**
+ * Registers routes on the h3 app and remembers their paths, so that a request to a known
+ * path with another method is 405 (with `allow`) and anything else is a JSON 404.
+ */
+export function createRouter(app: H3) {
+  const known: { pattern: RegExp; method: Method }[] = [];
+  const add = (method: Method) => (path: string, handler: EventHandler) => {
+    app.on(method, path, handler);
+    // Suffix match: when a host mounts tenantd under a prefix, pathnames carry it.
+    const source = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\\*\\\*$/, ".*").replace(/:[A-Za-z_]+/g, "[^/]+");
+    known.push({ pattern: new RegExp(`${source}/?$`), method });
+    return router;
+  };
+  const router: Router = { get: add("GET"), post: add("POST"), put: add("PUT"), patch: add("PATCH"), delete: add("DELETE") };
+
+  /** Call once, after every route: the JSON 404/405 fallback. */
+  function finish() {
+    app.all("/**", (event) => {
+      const methods = [...new Set(known.filter((k) => k.pattern.test(event.url.pathname)).map((k) => k.method))];
+      if (methods.length > 0 && !methods.includes(event.req.method as Method)) {
+        throw fail("method_not_allowed", `${event.req.method} is not allowed here. Allowed: ${methods.join(", ")}.`, { allow: methods.join(", ") });
+      }
+      throw fail("not_found", `No route for ${event.req.method} ${event.url.pathname}.`);
+    });
+  }
+  return { router, finish };
+}
