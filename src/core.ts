@@ -10,6 +10,7 @@ import { createHooks, type Hooks } from "./hooks.ts";
 import type { Clock } from "./clock.ts";
 import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
 import type { Logger } from "./log.ts";
+import { installAreas } from "./areas.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -57,5 +58,6 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
       sqlite.close();
     },
   };
+  installAreas(core);
   return core;
 }

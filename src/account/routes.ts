@@ -1,0 +1,8 @@
+import type { Core } from "../core.ts";
+import type { Router } from "../http/router.ts";
+
+/** HTTP routes of the account area (filled in by its issue). */
+export function registerAccountRoutes(router: Router, core: Core): void {
+  void router;
+  void core;
+}

@@ -1,0 +1,38 @@
+import type { Core } from "./core.ts";
+import type { Router } from "./http/router.ts";
+import { registerAuthRoutes } from "./auth/routes.ts";
+import { registerAdminRoutes } from "./admin/routes.ts";
+import { registerDataRoutes } from "./data/routes.ts";
+import { registerFilesRoutes } from "./files/routes.ts";
+import { registerBillingRoutes } from "./billing/routes.ts";
+import { registerWebhooksRoutes } from "./webhooks/routes.ts";
+import { registerAccountRoutes } from "./account/routes.ts";
+import { registerOAuthRoutes } from "./oauth/routes.ts";
+import { installData } from "./data/install.ts";
+import { installFiles } from "./files/install.ts";
+import { installBilling } from "./billing/install.ts";
+import { installWebhooks } from "./webhooks/install.ts";
+import { installAccount } from "./account/install.ts";
+import { installOAuth } from "./oauth/install.ts";
+
+/** Wires every area's hooks into the core. Called by createCore, so the CLI gets them too. */
+export function installAreas(core: Core): void {
+  installData(core);
+  installFiles(core);
+  installBilling(core);
+  installWebhooks(core);
+  installAccount(core);
+  installOAuth(core);
+}
+
+/** Every area's HTTP routes. */
+export function registerAreaRoutes(router: Router, core: Core): void {
+  registerAuthRoutes(router, core);
+  registerDataRoutes(router, core);
+  registerFilesRoutes(router, core);
+  registerBillingRoutes(router, core);
+  registerAccountRoutes(router, core);
+  registerOAuthRoutes(router, core);
+  registerWebhooksRoutes(router, core);
+  registerAdminRoutes(router, core);
+}

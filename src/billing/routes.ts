@@ -1,0 +1,8 @@
+import type { Core } from "../core.ts";
+import type { Router } from "../http/router.ts";
+
+/** HTTP routes of the billing area (filled in by its issue). */
+export function registerBillingRoutes(router: Router, core: Core): void {
+  void router;
+  void core;
+}

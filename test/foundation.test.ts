@@ -1,0 +1,239 @@
+import { describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { createTenantBackend, ConfigError } from "../src/index.ts";
+import { MIGRATIONS } from "../src/db/migrations.ts";
+import { developerSession, expectError, serveHttp, signupTenant, startBackend, tempDir, TEST_ARGON2 } from "./_helpers.ts";
+
+describe("migrations", () => {
+  it("create every table on a fresh database and record each version", async () => {
+    const t = await startBackend();
+    const versions = t.backend.core.sqlite.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all();
+    expect(versions).toEqual(MIGRATIONS.filter((m) => m.sql.trim()).map((m) => m.version));
+    const tables = t.backend.core.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    expect(tables).toEqual(expect.arrayContaining(["apps", "developers", "tenants", "sessions"]));
+    expect(t.backend.core.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(t.backend.core.sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
+  });
+
+  it("reopen an existing database without re-running migrations or losing data", async () => {
+    const dataDir = tempDir();
+    const first = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2 });
+    const appId = first.defaultApp!.id;
+    await first.close();
+    const second = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2 });
+    try {
+      expect(second.defaultApp).toBeUndefined();
+      expect((await second.admin.listApps()).map((a) => a.id)).toEqual([appId]);
+      const rows = second.core.sqlite.prepare("SELECT COUNT(*) FROM schema_migrations").pluck().get();
+      expect(rows).toBe(MIGRATIONS.filter((m) => m.sql.trim()).length);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("refuse a database written by a newer tenantd", async () => {
+    const dataDir = tempDir();
+    const db = new Database(join(dataDir, "tenantd.db"));
+    db.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    db.prepare("INSERT INTO schema_migrations VALUES (999, 'future', 0)").run();
+    db.close();
+    await expect(createTenantBackend({ dataDir, logger: "silent" })).rejects.toThrow(/newer than this tenantd knows/);
+  });
+});
+
+describe("configuration", () => {
+  it.each([
+    [{ maxJsonBytes: -1 }, "maxJsonBytes"],
+    [{ argon2: { memoryCost: "big" } }, "argon2.memoryCost"],
+    [{ publicUrl: "not a url" }, "publicUrl"],
+    [{ secretKey: "short" }, "secretKey"],
+    [{ unknownOption: true }, "unknownOption"],
+    [{ email: { transport: "smtp" } }, "email.smtp"],
+  ])("fail at startup naming the option: %j", async (config, name) => {
+    const err = await createTenantBackend({ dataDir: tempDir(), logger: "silent", ...(config as object) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain(name);
+  });
+});
+
+describe("app key", () => {
+  it("is required, must be known, and names the app", async () => {
+    const t = await startBackend();
+    const body = { email: "a@example.com", password: "long enough" };
+    expectError(await t.request("POST", "/api/v1/auth/signup", { body }), 401, "unauthorized");
+    expectError(await t.request("POST", "/api/v1/auth/signup", { body, key: "pk_nope" }), 401, "unauthorized");
+    const other = await t.backend.admin.createApp({ name: "other" });
+    const inOther = await signupTenant(t, { key: other.publishableKey, appId: other.id, email: "a@example.com" });
+    // The same email is a different tenant in each app.
+    const inDefault = await signupTenant(t, { email: "a@example.com" });
+    expect(inOther.id).not.toBe(inDefault.id);
+    // A token of one app is refused under the other's id.
+    expectError(await t.request("GET", "/api/v1/auth/me", { bearer: { accessToken: inOther.accessToken, appId: t.app.id } }), 401, "invalid_access_token");
+  });
+});
+
+describe("request plumbing", () => {
+  it("answers unknown routes and wrong methods with JSON 404 and 405", async () => {
+    const t = await startBackend();
+    expectError(await t.request("GET", "/api/v1/nothing-here"), 404, "not_found");
+    const res = await t.request("DELETE", "/api/v1/auth/login");
+    expectError(res, 405, "method_not_allowed");
+    expect(res.headers.get("allow")).toBe("POST");
+  });
+
+  it("refuses malformed JSON, other content types and oversized bodies", async () => {
+    const t = await startBackend({ maxJsonBytes: 1024 });
+    const key = t.app.publishableKey;
+    expectError(await t.request("POST", "/api/v1/auth/login", { key, raw: "{nope", headers: { "content-type": "application/json" } }), 400, "invalid_json");
+    expectError(await t.request("POST", "/api/v1/auth/login", { key, raw: "email=a", headers: { "content-type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type");
+    expectError(await t.request("POST", "/api/v1/auth/login", { key, body: { email: "a@b.co", password: "x".repeat(2000) } }), 413, "payload_too_large");
+    expectError(await t.request("POST", "/api/v1/auth/login", { key, body: ["not", "an", "object"] }), 400, "invalid_request");
+  });
+
+  it("counts an oversized chunked body while streaming, over real HTTP", async () => {
+    const t = await startBackend({ maxJsonBytes: 1024 });
+    const { url } = await serveHttp(t.backend);
+    const chunks = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 10; i++) c.enqueue(new TextEncoder().encode(`{"pad":"${"x".repeat(500)}"}`));
+        c.close();
+      },
+    });
+    const res = await fetch(`${url}/api/v1/auth/login`, {
+      method: "POST",
+      headers: { "x-service-key": t.app.publishableKey, "content-type": "application/json" },
+      body: chunks,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: "payload_too_large" });
+  });
+
+  it("hides internals of unexpected failures", async () => {
+    const t = await startBackend();
+    t.backend.core.hooks.on("tenant.created", () => {
+      throw new Error("SELECT secret FROM internals");
+    });
+    const res = await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "x@example.com", password: "long enough" } });
+    expectError(res, 500, "internal_error");
+    expect(res.text).not.toContain("SELECT");
+  });
+
+  it("answers oversized headers with JSON 431 over real HTTP", async () => {
+    const t = await startBackend();
+    const { url } = await serveHttp(t.backend);
+    const res = await fetch(`${url}/api/v1/auth/me`, { headers: { "x-big": "a".repeat(20_000) } });
+    expect(res.status).toBe(431);
+    expect(await res.json()).toMatchObject({ error: "headers_too_large" });
+  });
+});
+
+describe("CORS", () => {
+  it("allows a preflight only from an origin some app lists, and refuses a request from an origin its app does not list", async () => {
+    const t = await startBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { corsOrigins: ["https://app.example.com"] } });
+    const pre = await t.request("OPTIONS", "/api/v1/auth/login", { headers: { origin: "https://app.example.com", "access-control-request-method": "POST" } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(pre.headers.get("access-control-allow-headers")).toContain("x-service-key");
+
+    expectError(await t.request("OPTIONS", "/api/v1/auth/login", { headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }), 403, "origin_not_allowed");
+
+    const ok = await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, headers: { origin: "https://app.example.com" }, body: { email: "c@example.com", password: "long enough" } });
+    expect(ok.status).toBe(201);
+    expect(ok.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+
+    const refused = await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, headers: { origin: "https://evil.example" }, body: { email: "d@example.com", password: "long enough" } });
+    expectError(refused, 403, "origin_not_allowed");
+    expect(await t.backend.core.db.tenants.findByEmail(t.app.id, "d@example.com")).toBeUndefined();
+  });
+});
+
+describe("developer admin", () => {
+  it("signs in and out; a session token is stored hashed", async () => {
+    const t = await startBackend();
+    const token = await developerSession(t, "owner@example.com");
+    const me = await t.request("GET", "/api/v1/developer/me", { developer: token });
+    expect(me.body.developer.email).toBe("owner@example.com");
+    const stored = t.backend.core.sqlite.prepare("SELECT token_hash FROM developer_sessions").pluck().all() as string[];
+    expect(stored).not.toContain(token);
+    expect((await t.request("POST", "/api/v1/developer/logout", { developer: token })).status).toBe(204);
+    expectError(await t.request("GET", "/api/v1/developer/me", { developer: token }), 401, "unauthorized");
+    expectError(await t.request("POST", "/api/v1/developer/login", { body: { email: "owner@example.com", password: "wrong password" } }), 401, "invalid_credentials");
+    expectError(await t.request("POST", "/api/v1/developer/login", { body: { email: "nobody@example.com", password: "wrong password" } }), 401, "invalid_credentials");
+  });
+
+  it("first developer adopts the default app; apps are created, updated, listed and deleted", async () => {
+    const t = await startBackend();
+    const token = await developerSession(t);
+    const list = await t.request("GET", "/api/v1/admin/apps", { developer: token });
+    expect(list.body.apps.map((a: { id: string }) => a.id)).toEqual([t.app.id]);
+
+    const created = await t.request("POST", "/api/v1/admin/apps", { developer: token, body: { name: "shop", settings: { signupMode: "closed" } } });
+    expect(created.status).toBe(201);
+    const id = created.body.app.id;
+    expect(created.body.app.publishableKey).toMatch(/^pk_/);
+
+    const patched = await t.request("PATCH", `/api/v1/admin/apps/${id}`, {
+      developer: token,
+      body: { settings: { corsOrigins: ["https://shop.example"], billing: { stripeSecretKey: "sk_test_123" } } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.app.settings.signupMode).toBe("closed");
+    expect(patched.body.app.settings.billing.stripeSecretKey).toBe("[encrypted]");
+    const raw = t.backend.core.sqlite.prepare("SELECT settings FROM apps WHERE id = ?").pluck().get(id) as string;
+    expect(raw).not.toContain("sk_test_123");
+
+    expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { signupMode: "sometimes" } } }), 400, "invalid_request");
+    expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { corsOrigins: ["https://x.example/path"] } } }), 400, "invalid_request");
+
+    const rotated = await t.request("POST", `/api/v1/admin/apps/${id}/rotate-key`, { developer: token });
+    expect(rotated.body.app.publishableKey).not.toBe(created.body.app.publishableKey);
+    expectError(await t.request("POST", "/api/v1/auth/login", { key: created.body.app.publishableKey, body: { email: "a@b.co", password: "whatever1" } }), 401, "unauthorized");
+
+    expect((await t.request("DELETE", `/api/v1/admin/apps/${id}`, { developer: token })).status).toBe(204);
+    expectError(await t.request("GET", `/api/v1/admin/apps/${id}`, { developer: token }), 404, "not_found");
+  });
+
+  it("never shows or changes another developer's apps", async () => {
+    const t = await startBackend();
+    const alice = await developerSession(t, "alice@example.com");
+    const bob = await developerSession(t, "bob@example.com");
+    const own = await t.request("POST", "/api/v1/admin/apps", { developer: bob, body: { name: "bobs" } });
+    const bobApp = own.body.app.id;
+    expect((await t.request("GET", "/api/v1/admin/apps", { developer: alice })).body.apps.map((a: { id: string }) => a.id)).not.toContain(bobApp);
+    for (const [method, path] of [
+      ["GET", `/api/v1/admin/apps/${bobApp}`],
+      ["PATCH", `/api/v1/admin/apps/${bobApp}`],
+      ["DELETE", `/api/v1/admin/apps/${bobApp}`],
+      ["GET", `/api/v1/admin/apps/${bobApp}/tenants`],
+    ] as const) {
+      expectError(await t.request(method, path, { developer: alice, body: method === "PATCH" ? { name: "mine" } : undefined }), 404, "not_found");
+    }
+    expect((await t.request("GET", `/api/v1/admin/apps/${bobApp}`, { developer: bob })).body.app.name).toBe("bobs");
+  });
+
+  it("reports real usage counts", async () => {
+    const t = await startBackend();
+    const token = await developerSession(t);
+    await signupTenant(t);
+    await signupTenant(t);
+    const usage = await t.request("GET", "/api/v1/developer/usage", { developer: token });
+    expect(usage.status).toBe(200);
+    expect(usage.body.totals).toMatchObject({ apps: 1, tenants: 2 });
+    expect(usage.body.apps[0]).toMatchObject({ appId: t.app.id, tenants: 2 });
+  });
+
+  it("lists and finds tenants of an own app", async () => {
+    const t = await startBackend();
+    const token = await developerSession(t);
+    const a = await signupTenant(t, { email: "findme@example.com" });
+    await signupTenant(t);
+    const found = await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants?email=findme`, { developer: token });
+    expect(found.body).toMatchObject({ total: 1, limit: 50, offset: 0 });
+    expect(found.body.tenants[0].id).toBe(a.id);
+    expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants?limit=5000`, { developer: token }), 400, "invalid_request");
+    expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/${a.id}`, { developer: token })).body.tenant.email).toBe("findme@example.com");
+  });
+});
