@@ -12,6 +12,8 @@ export interface HookEvents {
   "tenant.created": { app: AppRow; tenant: TenantRow; inviteToken?: string; sendEmail: boolean };
   /** Before the tenant's rows are deleted (blobs, external subscriptions). */
   "tenant.deleting": { app: AppRow; tenantId: string };
+  /** The developer asked to resend a verification email for an app that delivers its own email. */
+  "tenant.verificationResent": { app: AppRow; tenant: TenantRow; verifyToken: string; verifyUrl: string; expiresAt: number };
   /** After the tenant's rows are gone. */
   "tenant.deleted": { app: AppRow; tenantId: string; email: string; locale: string; reason: "self_delete" | "admin_delete" };
 }
