@@ -8,6 +8,7 @@ import { registerAreaRoutes } from "./areas.ts";
 import { ensureDefaultApp } from "./bootstrap.ts";
 import { createAdminApi, type AdminApi } from "./admin/api.ts";
 import type { AppRow } from "./db/apps.ts";
+import { startMaintenance } from "./maintenance.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -34,6 +35,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     registerAreaRoutes(router, core);
     finish();
     const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
+    startMaintenance(core);
     return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, close: () => core.close() });
   } catch (e) {
     await core.close();

@@ -237,3 +237,19 @@ describe("developer admin", () => {
     expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/${a.id}`, { developer: token })).body.tenant.email).toBe("findme@example.com");
   });
 });
+
+describe("session housekeeping", () => {
+  it("purges sessions that ended long ago, with their refresh tokens, and keeps live ones", async () => {
+    const t = await startBackend();
+    const gone = await signupTenant(t);
+    const live = await signupTenant(t);
+    await t.request("POST", "/api/v1/auth/logout", { bearer: gone.bearer, body: {} });
+    const db = t.backend.core.db;
+    expect(await db.sessions.purge(t.clock() + 1)).toBe(1);
+    const left = t.backend.core.sqlite.prepare("SELECT tenant_id FROM sessions").pluck().all();
+    expect(left).toEqual([live.id]);
+    const tokens = t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM refresh_tokens").pluck().get();
+    expect(tokens).toBe(1);
+    expect((await t.request("GET", "/api/v1/auth/me", { bearer: live.bearer })).status).toBe(200);
+  });
+});

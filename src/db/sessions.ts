@@ -48,7 +48,7 @@ export function createSessionsRepo(db: SqliteDb) {
     extend: db.prepare<[number, string]>("UPDATE sessions SET expires_at = ? WHERE id = ?"),
     end: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL"),
     endAll: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE tenant_id = ? AND ended_at IS NULL"),
-    purge: db.prepare<[number]>("DELETE FROM sessions WHERE expires_at < ?1 OR ended_at < ?1"),
+    purge: db.prepare<[{ before: number }]>("DELETE FROM sessions WHERE expires_at < @before OR ended_at < @before"),
   };
 
   const rotate = db.transaction(
@@ -97,7 +97,7 @@ export function createSessionsRepo(db: SqliteDb) {
     },
     /** Drops sessions that expired or ended before `before`. */
     async purge(before: number): Promise<number> {
-      return q.purge.run(before).changes;
+      return q.purge.run({ before }).changes;
     },
   };
 }
