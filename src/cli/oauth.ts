@@ -7,7 +7,9 @@ const appArg = { app: { type: "string", description: "App id or name", required:
 const list = (s: string | undefined) => (s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean));
 
 const describe = (p: ProviderSummary) =>
-  [
+  !p.clientId
+    ? `${p.provider}: not set up\n  callback URL:  ${p.callbackUrl}`
+    : [
     `${p.provider}: ${p.enabled ? (p.configured ? "enabled" : "enabled, incomplete") : p.clientId ? "disabled" : "not set up"}`,
     p.clientId ? `  client id:     ${p.clientId}` : null,
     p.provider === "apple" ? `  team id:       ${p.teamId ?? "(not set)"}\n  key id:        ${p.keyId ?? "(not set)"}\n  private key:   ${p.privateKeySet ? "[encrypted]" : "(not set)"}` : `  client secret: ${p.clientSecretSet ? "[encrypted]" : "(not set)"}`,
