@@ -206,6 +206,28 @@ describe("linking rules", () => {
     expect(second.body.tenant.id).not.toBe(first.body.tenant.id);
   });
 
+  it("parallel first sign-ins of one account end in one tenant", async () => {
+    const t = await oauthBackend(fake);
+    const who = { id: "race-1", email: "race@example.com" };
+    const flows = [];
+    for (let i = 0; i < 2; i++) {
+      const started = await begin(t, "discord");
+      flows.push({ started, back: await authorize(fake, "discord", started.location, who) });
+    }
+    const replies = await Promise.all(flows.map((f) => callback(t, f.back, f.started.cookie)));
+    const ids = await Promise.all(replies.map(async (r) => (await me(t, fragmentOf(r).get("service_access_token")!)).body.tenant.id));
+    expect(new Set(ids).size).toBe(1);
+    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM tenants WHERE email = ?").pluck().get("race@example.com")).toBe(1);
+  });
+
+  it("a password account squatting a placeholder address blocks the sign-up cleanly, never links", async () => {
+    const t = await oauthBackend(fake);
+    const squatter = await signupTenant(t, { email: "twitter-777@oauth.invalid" });
+    const { fragment } = await signInWith(t, fake, "twitter", { id: "777", email: null });
+    expect(Object.fromEntries(fragment)).toEqual({ service_oauth: "error", error: "email_exists" });
+    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM oauth_accounts WHERE tenant_id = ?").pluck().get(squatter.id)).toBe(0);
+  });
+
   it("the providers endpoint needs the tenant bearer", async () => {
     const t = await oauthBackend(fake);
     expectError(await t.request("GET", "/api/v1/auth/providers"), 401, "unauthorized");
