@@ -9,6 +9,8 @@ export interface FakeAccount {
   email?: string | null;
   /** Whether the provider vouches for the email (default true). */
   verified?: boolean;
+  /** Leave the email out of the id token (Apple then has it only in the first-time `user` field). */
+  emailOnlyInUserField?: boolean;
 }
 
 /** The client credentials the fake expects, as configured in the app's settings. */
@@ -200,7 +202,8 @@ export async function startFakeOAuth(clients: Record<OAuthProviderName, FakeClie
     } else if (provider === "microsoft") {
       reply.id_token = idToken({ iss: `https://login.microsoftonline.com/${grant.tenant}/v2.0`, aud: expected.clientId, sub: a.id, email: a.email ?? undefined, ...(verified ? { xms_edov: true } : {}) });
     } else if (provider === "apple") {
-      reply.id_token = idToken({ iss: "https://appleid.apple.com", aud: expected.clientId, sub: a.id, email: a.email ?? undefined, email_verified: verified ? "true" : "false" });
+      const email = a.emailOnlyInUserField ? {} : { email: a.email ?? undefined, email_verified: verified ? "true" : "false" };
+      reply.id_token = idToken({ iss: "https://appleid.apple.com", aud: expected.clientId, sub: a.id, ...email });
     }
     send(res, 200, reply);
   }

@@ -228,6 +228,24 @@ describe("linking rules", () => {
     expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM oauth_accounts WHERE tenant_id = ?").pluck().get(squatter.id)).toBe(0);
   });
 
+  it("Apple: an email only in the unsigned first-time user field is used, but not as verified", async () => {
+    const t = await oauthBackend(fake);
+    const existing = await signupTenant(t);
+    const linked = await signInWith(t, fake, "apple", { id: "001.aa.01", email: existing.email, emailOnlyInUserField: true });
+    expect(linked.back.form?.user).toContain(existing.email);
+    expect(linked.fragment.get("error")).toBe("email_not_verified");
+    const fresh = await signInWith(t, fake, "apple", { id: "001.bb.02", email: "fresh@example.com", emailOnlyInUserField: true });
+    expect((await me(t, fresh.fragment.get("service_access_token")!)).body.tenant).toMatchObject({ email: "fresh@example.com", emailVerifiedAt: null });
+  });
+
+  it("scopes set in the settings replace the defaults (X without email access)", async () => {
+    const t = await oauthBackend(fake);
+    await t.backend.admin.updateApp(t.app.id, { settings: { oauth: { providers: { twitter: { scopes: ["users.read", "tweet.read"] } } } } });
+    const { fragment, started } = await signInWith(t, fake, "twitter", { id: "888", email: "x@example.com" });
+    expect(new URL(started.location).searchParams.get("scope")).toBe("users.read tweet.read");
+    expect((await me(t, fragment.get("service_access_token")!)).body.tenant.email).toBe("twitter-888@oauth.invalid");
+  });
+
   it("the providers endpoint needs the tenant bearer", async () => {
     const t = await oauthBackend(fake);
     expectError(await t.request("GET", "/api/v1/auth/providers"), 401, "unauthorized");
