@@ -1,5 +1,6 @@
 import type { AppRow } from "./db/apps.ts";
 import type { TenantRow } from "./db/tenants.ts";
+import type { OAuthProviderName } from "./apps/settings.ts";
 
 /**
  * Events one area raises for others (files removes blobs when a tenant goes, billing starts
@@ -9,7 +10,8 @@ import type { TenantRow } from "./db/tenants.ts";
 export interface HookEvents {
   "app.settingsChanged": { app: AppRow };
   "app.deleting": { app: AppRow };
-  "tenant.created": { app: AppRow; tenant: TenantRow; inviteToken?: string; sendEmail: boolean };
+  /** `provider` is set when the tenant signed up through social login (its emailVerifiedAt may already be set). */
+  "tenant.created": { app: AppRow; tenant: TenantRow; inviteToken?: string; sendEmail: boolean; provider?: OAuthProviderName };
   /** Before the tenant's rows are deleted (blobs, external subscriptions). */
   "tenant.deleting": { app: AppRow; tenantId: string };
   /** The developer asked to resend a verification email for an app that delivers its own email. */

@@ -28,6 +28,8 @@ const OAuthProviderSettings = v.strictObject({
   teamId: v.optional(v.string()),
   keyId: v.optional(v.string()),
   privateKey: v.optional(secret),
+  /** Replaces the scopes tenantd asks for (docs/oauth.md lists the defaults). */
+  scopes: v.optional(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200)))),
 });
 
 /** Every per-app setting, with its default. Areas read their own section. */

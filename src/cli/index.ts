@@ -9,6 +9,7 @@ export const main = defineCommand({
     serve: () => import("./serve.ts").then((m) => m.default),
     app: () => import("./app.ts").then((m) => m.default),
     developer: () => import("./developer.ts").then((m) => m.default),
+    oauth: () => import("./oauth.ts").then((m) => m.default),
   },
 });
 

@@ -1,0 +1,122 @@
+import { generateCodeVerifier, generateState } from "arctic";
+import { HTTPError } from "h3";
+import type { Core } from "../core.ts";
+import type { OAuthProviderName } from "../apps/settings.ts";
+import { constantTimeEqual, hashToken, newToken } from "../crypto/random.ts";
+import { fail, type ErrorCode } from "../errors.ts";
+import { PROVIDERS, providerConfig } from "./providers.ts";
+import { readIdentity, type CallbackExtras, type Identity } from "./identity.ts";
+import { allowedRedirect, withFragment } from "./redirect.ts";
+import { bindingCookie } from "./cookie.ts";
+import { signIn } from "./sign-in.ts";
+
+export const STATE_TTL_MS = 10 * 60 * 1000;
+
+export interface BrowserStep {
+  location: string;
+  /** Set-Cookie value: the binding cookie on start, its removal on callback. */
+  cookie: string;
+}
+
+function cookieFor(core: Core, provider: OAuthProviderName, value: string, maxAgeSeconds: number): string {
+  const base = new URL(core.config.publicUrl);
+  return bindingCookie({
+    provider,
+    value,
+    path: `${base.pathname.replace(/\/$/, "")}/api/v1/auth/oauth/${provider}`,
+    secure: base.protocol === "https:",
+    crossSitePost: PROVIDERS[provider].formPost,
+    maxAgeSeconds,
+  });
+}
+
+export async function startOAuth(
+  core: Core,
+  provider: OAuthProviderName,
+  input: { appId: string; redirect?: string; inviteToken?: string },
+): Promise<BrowserStep> {
+  const app = await core.db.apps.findById(input.appId);
+  if (!app) throw fail("not_found", `No app with id ${input.appId}.`);
+  const redirect = allowedRedirect(app, input.redirect);
+  const config = providerConfig(core, app, provider);
+  const def = PROVIDERS[provider];
+  const state = generateState();
+  const verifier = def.pkce ? generateCodeVerifier() : null;
+  const binding = newToken();
+  const now = core.clock();
+  const location = def.authorizationUrl(config, state, verifier, config.scopes ?? def.scopes).href;
+  await core.db.oauth.createState({
+    stateHash: hashToken(state),
+    appId: app.id,
+    provider,
+    redirectUrl: redirect,
+    inviteToken: input.inviteToken ? core.secrets.seal(input.inviteToken) : null,
+    codeVerifier: verifier ? core.secrets.seal(verifier) : null,
+    browserHash: hashToken(binding),
+    createdAt: now,
+    expiresAt: now + STATE_TTL_MS,
+  });
+  return { location, cookie: cookieFor(core, provider, binding, STATE_TTL_MS / 1000) };
+}
+
+/** Error codes a provider may send back that the app can act on; anything else is provider_error. */
+const PROVIDER_DENIALS = new Set(["access_denied", "user_cancelled_authorize", "consent_required", "interaction_required"]);
+
+export interface CallbackInput {
+  state?: string;
+  code?: string;
+  error?: string;
+  extras: CallbackExtras;
+  /** the binding cookie's value */
+  browser?: string;
+}
+
+/**
+ * Finishes the flow. Before the state is found there is no trusted redirect, so failures
+ * are thrown (JSON 400); after, every failure goes back to the app in the fragment.
+ */
+export async function finishOAuth(core: Core, provider: OAuthProviderName, input: CallbackInput): Promise<BrowserStep> {
+  if (!input.state) throw fail("invalid_state", "Missing state: start sign-in again from the app.");
+  const browserHash = input.browser ? hashToken(input.browser) : "";
+  const outcome = await core.db.oauth.consumeState(hashToken(input.state), (h) => browserHash !== "" && constantTimeEqual(h, browserHash), core.clock());
+  if (outcome.kind === "unknown") throw fail("invalid_state", "Unknown or outdated sign-in state: start sign-in again from the app.");
+  const { state } = outcome;
+  const app = await core.db.apps.findById(state.appId);
+  if (!app) throw fail("invalid_state", "The app of this sign-in no longer exists.");
+  // The allow-list may have changed since the start: a URL taken off it is not followed.
+  const redirect = allowedRedirect(app, state.redirectUrl);
+  const clear = cookieFor(core, provider, "", 0);
+  try {
+    if (outcome.kind === "mismatch" || outcome.kind === "used" || state.provider !== provider) {
+      throw fail("invalid_state", "This sign-in was started in another browser or already finished. Start again.");
+    }
+    if (outcome.kind === "expired") throw fail("state_expired", "Sign-in took longer than 10 minutes. Start again.");
+    if (input.error) {
+      throw PROVIDER_DENIALS.has(input.error)
+        ? fail("access_denied", `Sign-in with ${provider} was cancelled or refused.`)
+        : fail("provider_error", `${provider} reported an error.`);
+    }
+    if (!input.code) throw fail("provider_error", `${provider} returned no authorization code.`);
+    const config = providerConfig(core, app, provider);
+    const verifier = state.codeVerifier ? core.secrets.open(state.codeVerifier) : null;
+    let identity: Identity;
+    try {
+      const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier);
+      identity = await readIdentity(provider, tokens, config, input.extras);
+    } catch (e) {
+      if (HTTPError.isError(e)) throw e;
+      core.log.warn("oauth code exchange failed", { provider, appId: app.id, error: e instanceof Error ? e.message : String(e) });
+      throw fail("provider_error", `${provider} did not accept the sign-in.`);
+    }
+    const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken) : null;
+    const tokens = await signIn(core, app, provider, identity, inviteToken);
+    return {
+      location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken }),
+      cookie: clear,
+    };
+  } catch (e) {
+    const code = HTTPError.isError(e) && !e.unhandled ? ((e.body as { error?: ErrorCode } | undefined)?.error ?? "provider_error") : "internal_error";
+    if (code === "internal_error") core.log.error("oauth callback failed", { provider, appId: app.id, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+    return { location: withFragment(redirect, { service_oauth: "error", error: code }), cookie: clear };
+  }
+}

@@ -1,0 +1,70 @@
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import type { TenantRow } from "../db/tenants.ts";
+import type { OAuthLink } from "../db/oauth.ts";
+import type { OAuthProviderName } from "../apps/settings.ts";
+import { hashToken, newId } from "../crypto/random.ts";
+import { fail } from "../errors.ts";
+import { newSession, startSession, tokenPair, type TokenPair } from "../auth/sessions.ts";
+import type { Identity } from "./identity.ts";
+import { checkSignupInvite } from "./invite-hook.ts";
+
+/** Stands in for the email of an account whose provider shares none; `.invalid` never delivers. */
+function placeholderEmail(provider: OAuthProviderName, id: string): string {
+  const local = /^[a-z0-9._-]{1,64}$/.test(id) ? id : hashToken(id).slice(0, 32);
+  return `${provider}-${local}@oauth.invalid`;
+}
+
+const isUniqueViolation = (e: unknown) => e instanceof Error && "code" in e && String((e as { code: unknown }).code).startsWith("SQLITE_CONSTRAINT");
+
+/**
+ * Finds the tenant by provider account, else links the tenant with the same verified email,
+ * else signs up a new one. A concurrent sign-in of the same account loses the insert race
+ * and retries once, finding the winner's link.
+ */
+export async function signIn(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, retry = true): Promise<TokenPair> {
+  const link: OAuthLink = { appId: app.id, provider, providerAccountId: identity.id, email: identity.email, emailVerified: identity.emailVerified, at: core.clock() };
+  const linked = await core.db.oauth.findTenant(app.id, provider, identity.id);
+  if (linked) {
+    await core.db.oauth.touch(link);
+    return startSession(core, linked);
+  }
+  try {
+    const existing = identity.email ? await core.db.tenants.findByEmail(app.id, identity.email) : undefined;
+    if (existing) {
+      if (!identity.emailVerified) {
+        throw fail("email_not_verified", `An account with this email exists, but ${provider} has not verified the email, so it cannot be linked. Sign in with your password.`);
+      }
+      await core.db.oauth.linkExisting(link, existing.id);
+      const tenant = (await core.db.tenants.findById(app.id, existing.id))!;
+      return startSession(core, tenant);
+    }
+    return await signUp(core, app, provider, identity, inviteToken, link);
+  } catch (e) {
+    if (retry && isUniqueViolation(e)) return signIn(core, app, provider, identity, inviteToken, false);
+    if (isUniqueViolation(e)) throw fail("email_exists", "An account with this email already exists. Sign in with your password.");
+    throw e;
+  }
+}
+
+async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, link: OAuthLink): Promise<TokenPair> {
+  if (app.settings.signupMode === "closed") throw fail("signup_disabled", "Sign-up is closed for this app.");
+  await checkSignupInvite(core, app, inviteToken);
+  const now = link.at;
+  const tenant: TenantRow = {
+    id: newId("tnt"),
+    appId: app.id,
+    email: identity.email ?? placeholderEmail(provider, identity.id),
+    passwordHash: null,
+    emailVerifiedAt: identity.emailVerified ? now : null,
+    locale: "en",
+    parentTenantId: null,
+    createdAt: now,
+  };
+  const { session, refreshToken } = newSession(now);
+  await core.db.oauth.createTenant(tenant, session, link);
+  // A verification email makes sense only for a real address the provider did not vouch for.
+  const sendEmail = app.settings.email.sendEmail && identity.email !== null && !identity.emailVerified;
+  await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail, provider });
+  return tokenPair(core, tenant, session.id, refreshToken);
+}
