@@ -4,6 +4,8 @@ import { createDevelopersRepo } from "./developers.ts";
 import { createTenantsRepo } from "./tenants.ts";
 import { createSessionsRepo } from "./sessions.ts";
 import { createStatsRepo } from "./stats.ts";
+import { createEmailTokensRepo } from "./email-tokens.ts";
+import { createOutboxRepo } from "./outbox.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -17,6 +19,8 @@ export function createRepositories(sqlite: SqliteDb) {
     tenants: createTenantsRepo(sqlite),
     sessions: createSessionsRepo(sqlite),
     stats: createStatsRepo(sqlite),
+    emailTokens: createEmailTokensRepo(sqlite),
+    outbox: createOutboxRepo(sqlite),
   };
 }
 
