@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { runCommand } from "citty";
+import { runCommand, type ArgsDef, type CommandDef } from "citty";
 import { developerSession, expectError, signupTenant, startBackend, type TestBackend } from "./_helpers.ts";
 import { expectSessionEnded, PASSWORD, refresh } from "./_auth.ts";
 import { outboxFor, tokenFromOutbox } from "./_email.ts";
@@ -196,7 +196,7 @@ describe("developer's resend verification", () => {
   });
 });
 
-async function cli(cmd: Parameters<typeof runCommand>[0], rawArgs: string[]): Promise<string> {
+async function cli<T extends ArgsDef>(cmd: CommandDef<T>, rawArgs: string[]): Promise<string> {
   const out: string[] = [];
   const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
   try {

@@ -30,6 +30,16 @@ describe("rate limits", () => {
     expect((await send(6, "203.0.113.1")).status).not.toBe(429);
   });
 
+  it("resend-verification: per tenant email, so a leaked token cannot flood an inbox", async () => {
+    const t = await startBackend({ rateLimit: { ...WINDOW, perIp: 100, perEmail: 2 } });
+    const tenant = await signupTenant(t);
+    const resend = () => t.request("POST", "/api/v1/auth/resend-verification", { bearer: tenant.bearer, body: {} });
+    expect([(await resend()).status, (await resend()).status]).toEqual([200, 200]);
+    expectError(await resend(), 429, "rate_limited");
+    t.clock.advance(60_000);
+    expect((await resend()).status).toBe(200);
+  });
+
   it("counts per email within the app, whatever the IP or the spelling of the address", async () => {
     const t = await startBackend({ rateLimit: { ...WINDOW, perIp: 100, perEmail: 2 }, trustProxy: true });
     await signupTenant(t, { email: "target@example.com" });

@@ -82,6 +82,8 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const body = await readJson(event, LocaleBody, limit);
     const tenant = await core.db.tenants.findById(auth.app.id, auth.tenantId);
     if (!tenant) throw fail("session_ended", "This account no longer exists.");
+    // Each resend is an email: counted like the other flows, so a leaked token cannot flood an inbox.
+    enforceRateLimit(event, core, "resend-verification", { appId: auth.app.id, email: tenant.email });
     await resendVerification(core, auth.app, tenant, body.locale);
     return { ok: true };
   });

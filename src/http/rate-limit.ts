@@ -13,6 +13,7 @@ export type RateLimitedEndpoint =
   | "request-password-reset"
   | "reset-password"
   | "verify-email"
+  | "resend-verification"
   | "developer-login";
 
 interface Window {
