@@ -15,16 +15,18 @@ describe("password hashing off the event loop", () => {
       Array.from({ length: 20 }, (_, i) => post({ email: "busy@example.com", password: i % 2 ? "correct horse battery" : "wrong password" }).then((r) => r.status)),
     ).finally(() => (loginsDone = true));
 
-    // Cheap requests, one after another, while the logins are in flight.
-    const cheap: { status: number; beforeLoginsDone: boolean }[] = [];
-    for (let i = 0; i < 10; i++) {
+    // Cheap requests, one after another, for as long as the logins are in flight.
+    const cheap: number[] = [];
+    while (!loginsDone) {
       const res = await fetch(`${url}/api/v1/auth/me`, { headers: { authorization: `Bearer ${tenant.accessToken}`, "x-service-app": t.app.id } });
       await res.arrayBuffer();
-      cheap.push({ status: res.status, beforeLoginsDone: !loginsDone });
+      if (!loginsDone) cheap.push(res.status);
     }
     const statuses = await logins;
 
     expect(statuses.sort()).toEqual([...Array(10).fill(200), ...Array(10).fill(401)]);
-    expect(cheap).toEqual(Array(10).fill({ status: 200, beforeLoginsDone: true }));
+    // Hashing on the event loop would let at most the first one through before the logins end.
+    expect(cheap.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(cheap)).toEqual(new Set([200]));
   });
 });

@@ -10,7 +10,7 @@ export const EMAIL_TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
 };
 const PREFIX: Record<EmailTokenPurpose, string> = { verify: "evt", reset: "rst" };
 
-/** A random token of the purpose's shape; `store: false` gives the decoy of an unknown email. */
+/** A random token of the purpose's shape (unstored, it is the decoy answered for an unknown email). */
 export function newEmailToken(purpose: EmailTokenPurpose): string {
   return newToken(PREFIX[purpose]);
 }

@@ -39,7 +39,6 @@ export function createEmailTokensRepo(db: SqliteDb) {
     endSessions: db.prepare<[number, string, string]>(
       "UPDATE sessions SET ended_at = ?, end_reason = 'password_reset' WHERE app_id = ? AND tenant_id = ? AND ended_at IS NULL",
     ),
-    purge: db.prepare<[number]>("DELETE FROM email_tokens WHERE expires_at < ?"),
   };
 
   const check = (hash: string, appId: string, purpose: EmailTokenPurpose, now: number): ConsumeOutcome => {
@@ -97,10 +96,6 @@ export function createEmailTokensRepo(db: SqliteDb) {
      */
     async resetPassword(hash: string, appId: string, passwordHash: string, now: number): Promise<ConsumeOutcome> {
       return reset.immediate(hash, appId, passwordHash, now);
-    },
-    /** Drops tokens that expired before `before`. */
-    async purge(before: number): Promise<number> {
-      return q.purge.run(before).changes;
     },
   };
 }

@@ -25,7 +25,7 @@ function createMailer(core: Core): Mailer {
       transport ??= createEmailTransport(core);
       await transport.send(message);
     } catch (e) {
-      core.log.error("email not sent", { to, kind: core.config.email.transport, error: e instanceof Error ? e.message : String(e) });
+      core.log.error("email not sent", { to, transport: core.config.email.transport, error: e instanceof Error ? e.message : String(e) });
     }
   };
 
