@@ -1,8 +1,7 @@
-import type { H3Event } from "h3";
 import { toIso } from "../clock.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
-import { checkTenant } from "../http/guards.ts";
+import type { TenantAuth } from "../http/guards.ts";
 import { effectiveSubscription, type Subscription } from "../billing/effective.ts";
 import { toPublicTenant } from "./tenant-view.ts";
 
@@ -20,14 +19,14 @@ export interface Introspection {
 }
 
 /**
- * What the bearer (if any) proves, for the app named by the key. Never an error for a bad
- * bearer: missing, invalid, expired, another app's or an ended session is `active: false`.
+ * What the bearer proves, for the app named by the key. `auth` is the checked bearer, or
+ * undefined when it was missing or refused (invalid, expired, ended): that, like another
+ * app's bearer, is `active: false`, never an error.
  */
-export async function introspect(core: Core, app: AppRow, event: H3Event, include: IntrospectInclude[]): Promise<Introspection> {
+export async function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined, include: IntrospectInclude[]): Promise<Introspection> {
   const wants = new Set(include);
-  const auth = event.req.headers.has("authorization") ? await checkTenant(event, core) : undefined;
-  const tenant = auth && !("error" in auth) && auth.app.id === app.id ? await core.db.tenants.findById(app.id, auth.tenantId) : undefined;
-  if (!auth || "error" in auth || !tenant) {
+  const tenant = auth && auth.app.id === app.id ? await core.db.tenants.findById(app.id, auth.tenantId) : undefined;
+  if (!auth || !tenant) {
     return {
       active: false,
       tenantId: null,

@@ -3,7 +3,7 @@ import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
-import { requireApp, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { checkTenant, requireApp, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
@@ -113,7 +113,8 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/introspect", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, IntrospectBody, limit);
-    return introspect(core, app, event, body.include);
+    const checked = event.req.headers.has("authorization") ? await checkTenant(event, core) : undefined;
+    return introspect(core, app, checked && !("error" in checked) ? checked : undefined, body.include);
   });
 
   // The developer's dashboard action (also `tenantd tenant resend-verification`).
