@@ -98,7 +98,7 @@ describe("password reset", () => {
     const t = await startBackend();
     await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "nl@example.com", password: PASSWORD, locale: "nl" } });
     const known = await requestReset(t, { email: "nl@example.com", sendEmail: false });
-    const unknown = await requestReset(t, { email: "ghost@example.com", sendEmail: false }, { "accept-language": "nl-NL,nl;q=0.9" });
+    const unknown = await requestReset(t, { email: "ghost@example.com", sendEmail: false }, { "accept-language": "nl,en;q=0.8" });
     for (const r of [known, unknown]) {
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ resetToken: expect.stringMatching(/^rst_[A-Za-z0-9_-]{43}$/), locale: "nl" });

@@ -95,7 +95,8 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const result = await requestPasswordReset(core, app, {
       email: body.email,
       sendEmail: body.sendEmail ?? app.settings.email.sendEmail,
-      fallbackLocale: toLocale(event.req.headers.get("accept-language")),
+      // The first language the browser prefers; a decoy answer needs a plausible locale.
+      fallbackLocale: toLocale(event.req.headers.get("accept-language")?.split(/[,;]/)[0]),
     });
     if (result) return result;
     event.res.status = 204;
