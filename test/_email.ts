@@ -76,14 +76,17 @@ export function parseEmail(raw: string): Omit<ReceivedEmail, "to"> {
   return out;
 }
 
-/** A real SMTP server (smtp-server) on a free port, closed after the test. */
-export async function startSmtp() {
+/** A real SMTP server (smtp-server) on a free port, closed after the test. `hold` delays every connection's greeting until it resolves. */
+export async function startSmtp(opts: { hold?: Promise<void> } = {}) {
   const received: ReceivedEmail[] = [];
   const waiters: (() => void)[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS"],
     logger: false,
+    onConnect(_session, callback) {
+      void (opts.hold ?? Promise.resolve()).then(() => callback());
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));

@@ -73,6 +73,17 @@ describe("email over a real SMTP server", () => {
     }
   });
 
+  it("answers the request before a slow SMTP server has taken the email", async () => {
+    let release!: () => void;
+    const smtp = await startSmtp({ hold: new Promise<void>((resolve) => (release = resolve)) });
+    const t = await smtpBackend(smtp.port);
+    const res = await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "slow@example.com", password: PASSWORD } });
+    expect(res.status).toBe(201);
+    expect(smtp.received).toEqual([]);
+    release();
+    expect((await smtp.waitFor("slow@example.com")).subject).toBe(CASES[0].verify);
+  });
+
   it("answers the request even when the SMTP server is down, and logs the failure", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
