@@ -8,6 +8,7 @@ import { registerBillingRoutes } from "./billing/routes.ts";
 import { registerWebhooksRoutes } from "./webhooks/routes.ts";
 import { registerAccountRoutes } from "./account/routes.ts";
 import { registerOAuthRoutes } from "./oauth/routes.ts";
+import { installAuth } from "./auth/install.ts";
 import { installData } from "./data/install.ts";
 import { installFiles } from "./files/install.ts";
 import { installBilling } from "./billing/install.ts";
@@ -17,6 +18,7 @@ import { installOAuth } from "./oauth/install.ts";
 
 /** Wires every area's hooks into the core. Called by createCore, so the CLI gets them too. */
 export function installAreas(core: Core): void {
+  installAuth(core);
   installData(core);
   installFiles(core);
   installBilling(core);

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  already_verified: 409,
   email_exists: 409,
   gone: 410,
   payload_too_large: 413,

@@ -1,16 +1,31 @@
 import * as v from "valibot";
+import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
-import { requireApp, requireTenant } from "../http/guards.ts";
+import { checkTenant, requireApp, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { enforceRateLimit } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
-import { login, signup, SignupBody } from "./signup.ts";
+import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
+import { login, signup, SignupBody, toLocale } from "./signup.ts";
 import { refreshSession, startSession } from "./sessions.ts";
 import { toPublicTenant } from "./tenant-view.ts";
+import { requireAppTenant, resendVerification, verifyEmail } from "./verify-email.ts";
+import { requestPasswordReset, resetPassword } from "./password-reset.ts";
+import { introspect } from "./introspect.ts";
+import { registerAuthPages } from "./pages.ts";
 
+const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
-const RefreshBody = v.object({ refreshToken: v.pipe(v.string(), v.minLength(1), v.maxLength(200)) });
+const RefreshBody = v.object({ refreshToken: token });
 const LogoutBody = v.object({ refreshToken: v.optional(v.pipe(v.string(), v.maxLength(200))) });
+const TokenBody = v.object({ token });
+const LocaleBody = v.object({ locale: v.optional(v.pipe(v.string(), v.maxLength(35))) });
+const ResetRequestBody = v.object({ email: EmailSchema, sendEmail: v.optional(v.boolean()) });
+const ResetBody = v.object({ token, password: PasswordSchema });
+const IntrospectBody = v.object({
+  include: v.optional(v.array(v.picklist(["subscription", "tenant"], 'must be "subscription" or "tenant"')), []),
+});
 
 export function registerAuthRoutes(router: Router, core: Core): void {
   const limit = core.config.maxJsonBytes;
@@ -18,6 +33,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/signup", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, SignupBody, limit);
+    enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
     const { tenant, ...tokens } = await signup(core, app, body);
     event.res.status = 201;
     return { tenant: toPublicTenant(tenant), ...tokens };
@@ -26,6 +42,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/login", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, LoginBody, limit);
+    enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
     const tenant = await login(core, app, body.email, body.password);
     return { tenant: toPublicTenant(tenant), ...(await startSession(core, tenant)) };
   });
@@ -33,6 +50,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/refresh", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, RefreshBody, limit);
+    enforceRateLimit(event, core, "refresh");
     return refreshSession(core, app, body.refreshToken);
   });
 
@@ -50,4 +68,64 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     if (!tenant) throw fail("session_ended", "This account no longer exists.");
     return { tenant: toPublicTenant(tenant) };
   });
+
+  router.post("/api/v1/auth/verify-email", async (event) => {
+    const app = await requireApp(event, core);
+    const body = await readJson(event, TokenBody, limit);
+    enforceRateLimit(event, core, "verify-email");
+    await verifyEmail(core, app, body.token);
+    return { ok: true };
+  });
+
+  router.post("/api/v1/auth/resend-verification", async (event) => {
+    const auth = await requireTenant(event, core);
+    const body = await readJson(event, LocaleBody, limit);
+    const tenant = await core.db.tenants.findById(auth.app.id, auth.tenantId);
+    if (!tenant) throw fail("session_ended", "This account no longer exists.");
+    // Each resend is an email: counted like the other flows, so a leaked token cannot flood an inbox.
+    enforceRateLimit(event, core, "resend-verification", { appId: auth.app.id, email: tenant.email });
+    await resendVerification(core, auth.app, tenant, body.locale);
+    return { ok: true };
+  });
+
+  router.post("/api/v1/auth/request-password-reset", async (event) => {
+    const app = await requireApp(event, core);
+    const body = await readJson(event, ResetRequestBody, limit);
+    enforceRateLimit(event, core, "request-password-reset", { appId: app.id, email: body.email });
+    const result = await requestPasswordReset(core, app, {
+      email: body.email,
+      sendEmail: body.sendEmail ?? app.settings.email.sendEmail,
+      // The first language the browser prefers; a decoy answer needs a plausible locale.
+      fallbackLocale: toLocale(event.req.headers.get("accept-language")?.split(/[,;]/)[0]),
+    });
+    if (result) return result;
+    event.res.status = 204;
+    return null;
+  });
+
+  router.post("/api/v1/auth/reset-password", async (event) => {
+    const app = await requireApp(event, core);
+    const body = await readJson(event, ResetBody, limit);
+    enforceRateLimit(event, core, "reset-password");
+    await resetPassword(core, app, body.token, body.password);
+    return { ok: true };
+  });
+
+  router.post("/api/v1/auth/introspect", async (event) => {
+    const app = await requireApp(event, core);
+    const body = await readJson(event, IntrospectBody, limit);
+    const checked = event.req.headers.has("authorization") ? await checkTenant(event, core) : undefined;
+    return introspect(core, app, checked && !("error" in checked) ? checked : undefined, body.include);
+  });
+
+  // The developer's dashboard action (also `tenantd tenant resend-verification`).
+  router.post("/api/v1/admin/apps/:appId/tenants/:tenantId/resend-verification", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
+    const tenant = await requireAppTenant(core, app, getRouterParam(event, "tenantId") ?? "");
+    const { sentBy, expiresAt } = await resendVerification(core, app, tenant);
+    return { ok: true, sentBy, expiresAt: new Date(expiresAt).toISOString() };
+  });
+
+  registerAuthPages(router, core);
 }

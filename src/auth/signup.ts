@@ -52,7 +52,7 @@ export async function signup(core: Core, app: AppRow, input: SignupInput): Promi
     if (isUniqueViolation(e)) throw fail("email_exists", "An account with this email already exists. Sign in instead.");
     throw e;
   }
-  await core.hooks.emit("tenant.created", { app, tenant, inviteToken: input.inviteToken, sendEmail: input.sendEmail ?? app.settings.email.sendEmail });
+  await core.hooks.emit("tenant.created", { app, tenant, inviteToken: input.inviteToken, sendEmail: input.sendEmail !== false && app.settings.email.sendEmail });
   return { tenant, ...tokenPair(core, tenant, session.id, refreshToken) };
 }
 

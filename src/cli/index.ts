@@ -10,6 +10,13 @@ export const main = defineCommand({
     app: () => import("./app.ts").then((m) => m.default),
     developer: () => import("./developer.ts").then((m) => m.default),
     oauth: () => import("./oauth.ts").then((m) => m.default),
+    mail: () => import("./mail.ts").then((m) => m.default),
+    tenant: defineCommand({
+      meta: { name: "tenant", description: "Act on one tenant of an app" },
+      subCommands: {
+        "resend-verification": () => import("./tenant-verify.ts").then((m) => m.default),
+      },
+    }),
   },
 });
 

@@ -5,6 +5,8 @@ import { createTenantsRepo } from "./tenants.ts";
 import { createSessionsRepo } from "./sessions.ts";
 import { createStatsRepo } from "./stats.ts";
 import { createOAuthRepo } from "./oauth.ts";
+import { createEmailTokensRepo } from "./email-tokens.ts";
+import { createOutboxRepo } from "./outbox.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -19,6 +21,8 @@ export function createRepositories(sqlite: SqliteDb) {
     sessions: createSessionsRepo(sqlite),
     stats: createStatsRepo(sqlite),
     oauth: createOAuthRepo(sqlite),
+    emailTokens: createEmailTokensRepo(sqlite),
+    outbox: createOutboxRepo(sqlite),
   };
 }
 

@@ -34,9 +34,11 @@ CREATE TABLE refresh_tokens (
 );
 CREATE INDEX refresh_tokens_session ON refresh_tokens(session_id);
 
--- Single-use email tokens (verification, password reset), stored hashed.
+-- Single-use email tokens (verification, password reset), stored hashed. Issuing a new
+-- token of a purpose drops the tenant's older ones of that purpose.
 CREATE TABLE email_tokens (
   token_hash TEXT PRIMARY KEY,
+  app_id TEXT NOT NULL,
   tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
   purpose TEXT NOT NULL CHECK (purpose IN ('verify', 'reset')),
   created_at INTEGER NOT NULL,
@@ -50,6 +52,8 @@ CREATE TABLE outbox (
   id TEXT PRIMARY KEY,
   app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
   tenant_id TEXT REFERENCES tenants(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  locale TEXT NOT NULL,
   to_address TEXT NOT NULL,
   subject TEXT NOT NULL,
   text_body TEXT NOT NULL,

@@ -1,0 +1,50 @@
+import { toIso } from "../clock.ts";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import type { TenantAuth } from "../http/guards.ts";
+import { effectiveSubscription, type Subscription } from "../billing/effective.ts";
+import { toPublicTenant } from "./tenant-view.ts";
+
+export type IntrospectInclude = "subscription" | "tenant";
+
+export interface Introspection {
+  active: boolean;
+  tenantId: string | null;
+  appId: string | null;
+  /** access token expiry, ISO 8601 */
+  exp: string | null;
+  parentTenantId: string | null;
+  subscription?: Subscription | null;
+  tenant?: ReturnType<typeof toPublicTenant> | null;
+}
+
+/**
+ * What the bearer proves, for the app named by the key. `auth` is the checked bearer, or
+ * undefined when it was missing or refused (invalid, expired, ended): that, like another
+ * app's bearer, is `active: false`, never an error.
+ */
+export async function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined, include: IntrospectInclude[]): Promise<Introspection> {
+  const wants = new Set(include);
+  const tenant = auth && auth.app.id === app.id ? await core.db.tenants.findById(app.id, auth.tenantId) : undefined;
+  if (!auth || !tenant) {
+    return {
+      active: false,
+      tenantId: null,
+      appId: null,
+      exp: null,
+      parentTenantId: null,
+      ...(wants.has("subscription") && { subscription: null }),
+      ...(wants.has("tenant") && { tenant: null }),
+    };
+  }
+  return {
+    active: true,
+    tenantId: tenant.id,
+    appId: app.id,
+    exp: toIso(auth.exp * 1000),
+    // The row, not the token claim: leaving a family takes effect before the token expires.
+    parentTenantId: tenant.parentTenantId,
+    ...(wants.has("subscription") && { subscription: await effectiveSubscription(core, app, tenant.id) }),
+    ...(wants.has("tenant") && { tenant: toPublicTenant(tenant) }),
+  };
+}

@@ -1,0 +1,34 @@
+import { hashToken } from "../crypto/random.ts";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import { queueTenantEmail } from "../email/tenant-email.ts";
+import { issueEmailToken, newEmailToken, requireConsumed } from "./email-tokens.ts";
+import { toLocale, type Locale } from "./signup.ts";
+
+/**
+ * Starts a password reset. With email delivery the answer is nothing (204); when the app
+ * delivers its own email it is the token and the tenant's locale. An unknown email gets the
+ * same answer: nothing, or a decoy token that works nowhere, so the reply tells no one whether
+ * the address has an account.
+ */
+export async function requestPasswordReset(
+  core: Core,
+  app: AppRow,
+  input: { email: string; sendEmail: boolean; fallbackLocale: Locale },
+): Promise<{ resetToken: string; locale: Locale } | null> {
+  const tenant = await core.db.tenants.findByEmail(app.id, input.email);
+  if (!tenant) return input.sendEmail ? null : { resetToken: newEmailToken("reset"), locale: input.fallbackLocale };
+  const { token } = await issueEmailToken(core, app, tenant.id, "reset");
+  if (!input.sendEmail) return { resetToken: token, locale: toLocale(tenant.locale) };
+  queueTenantEmail(core, app, tenant, "reset", token);
+  return null;
+}
+
+/** Sets a new password with a reset token; every session of the tenant ends. */
+export async function resetPassword(core: Core, app: AppRow, token: string, password: string): Promise<void> {
+  const hash = hashToken(token);
+  // Refuse a bad token before spending argon2 on it; the final check is atomic with the update.
+  requireConsumed(await core.db.emailTokens.check(hash, app.id, "reset", core.clock()), "reset");
+  const passwordHash = await core.passwords.hash(password);
+  requireConsumed(await core.db.emailTokens.resetPassword(hash, app.id, passwordHash, core.clock()), "reset");
+}
