@@ -94,8 +94,20 @@ describe("password reset", () => {
     expect(await outboxFor(t, "unknown@example.com")).toEqual([]);
   });
 
+  it("refuses sendEmail:false with 403 for known and unknown emails alike while tenantd delivers the app's email", async () => {
+    const t = await startBackend();
+    await signupTenant(t, { email: "owner@example.com" });
+    for (const email of ["owner@example.com", "ghost@example.com"]) {
+      const res = await requestReset(t, { email, sendEmail: false });
+      expectError(res, 403, "forbidden");
+      expect(res.text).not.toContain("rst_");
+    }
+    expect((await outboxFor(t, "owner@example.com")).filter((m) => m.kind === "reset")).toEqual([]);
+  });
+
   it("with sendEmail:false returns { resetToken, locale } for known and unknown emails alike; the decoy works nowhere", async () => {
     const t = await startBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
     await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "nl@example.com", password: PASSWORD, locale: "nl" } });
     const known = await requestReset(t, { email: "nl@example.com", sendEmail: false });
     const unknown = await requestReset(t, { email: "ghost@example.com", sendEmail: false }, { "accept-language": "nl,en;q=0.8" });
@@ -129,6 +141,7 @@ describe("password reset", () => {
 
   it("refuses a token after 1 hour, one replaced by a newer request, a bad password, and a missing key", async () => {
     const t = await startBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
     await signupTenant(t, { email: "x@example.com" });
     await requestReset(t, { email: "x@example.com", sendEmail: false }).then((r) => r.body.resetToken);
     const first = (await requestReset(t, { email: "x@example.com", sendEmail: false })).body.resetToken;

@@ -92,6 +92,14 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, ResetRequestBody, limit);
     enforceRateLimit(event, core, "request-password-reset", { appId: app.id, email: body.email });
+    // A reset token in the reply is an account takeover for whoever holds the public key, so
+    // only an app that delivers its own email (and calls this from its server) gets one.
+    if (body.sendEmail === false && app.settings.email.sendEmail) {
+      throw fail(
+        "forbidden",
+        "This app has tenantd deliver its emails, so a reset token is never put in the reply. To deliver your own reset emails, set the app setting email.sendEmail to false and call this endpoint from your server only.",
+      );
+    }
     const result = await requestPasswordReset(core, app, {
       email: body.email,
       sendEmail: body.sendEmail ?? app.settings.email.sendEmail,
