@@ -14,7 +14,8 @@ export type RateLimitedEndpoint =
   | "reset-password"
   | "verify-email"
   | "resend-verification"
-  | "developer-login";
+  | "developer-login"
+  | "oauth-start";
 
 interface Window {
   count: number;

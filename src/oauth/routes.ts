@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
+import { enforceRateLimit } from "../http/rate-limit.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readLimited } from "../http/body.ts";
 import { requireTenant } from "../http/guards.ts";
@@ -57,6 +58,8 @@ export function registerOAuthRoutes(router: Router, core: Core): void {
   router.get("/api/v1/auth/oauth/:provider", async (event) => {
     const provider = providerOf(event);
     const q = parseInput(StartQuery, getQuery(event), "query");
+    // Each start writes a state row: counted per IP like the other unauthenticated flows.
+    enforceRateLimit(event, core, "oauth-start", { appId: q.appId });
     return redirectTo(await startOAuth(core, provider, q));
   });
 
