@@ -9,6 +9,8 @@ export const main = defineCommand({
     serve: () => import("./serve.ts").then((m) => m.default),
     app: () => import("./app.ts").then((m) => m.default),
     developer: () => import("./developer.ts").then((m) => m.default),
+    webhook: () => import("./webhook.ts").then((m) => m.default),
+    tenant: () => import("./tenant.ts").then((m) => m.default),
   },
 });
 
