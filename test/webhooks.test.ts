@@ -231,6 +231,16 @@ describe("deliveries", () => {
     expect(order).toEqual(["API answered", "receiver got the request", "receiver was cut off"]);
   });
 
+  it("connects to the address it vetted while Host still names the URL's host", async () => {
+    const { t, developer, rx, tenant } = await setup();
+    const port = new URL(rx.url).port;
+    await configureWebhook(t, developer, `http://localhost:${port}/by-name`);
+    await emitResend(t, tenant.id);
+    const [d] = await finishedDeliveries(t, developer, 1);
+    expect(d).toMatchObject({ status: "delivered", url: `http://localhost:${port}/by-name` });
+    expect(rx.received[0]!.headers.host).toBe(`localhost:${port}`);
+  });
+
   it("a receiver that is down is logged failed with the connection error", async () => {
     const { t, developer, tenant } = await setup();
     const closedPort = await freePort();
