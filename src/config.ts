@@ -59,7 +59,7 @@ export interface EmailConfig {
 }
 
 export interface WebhookConfig {
-  /** Allow `http://` URLs and loopback/private targets. Development and tests only. */
+  /** Allow `http://` URLs and loopback/private targets. Development and tests only. Env `TENANTD_WEBHOOKS_ALLOW_INSECURE=1`. */
   allowInsecure: boolean;
   /** Receiver answer limit in ms (the spec's 1.5 s). */
   timeoutMs: number;
@@ -157,7 +157,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
     trustProxy: c.trustProxy ?? false,
     rateLimit: c.rateLimit === false ? false : { windowSeconds: 60, perIp: 30, perEmail: 10, ...c.rateLimit },
     email: { transport: c.email?.transport ?? "outbox", from: c.email?.from ?? "tenantd <no-reply@localhost>", smtp: c.email?.smtp },
-    webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? false, timeoutMs: c.webhooks?.timeoutMs ?? 1500 },
+    webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? /^(1|true)$/i.test(env.TENANTD_WEBHOOKS_ALLOW_INSECURE ?? ""), timeoutMs: c.webhooks?.timeoutMs ?? 1500 },
     stripeApi: c.stripeApi,
     bootstrap: c.bootstrap ?? true,
     clock: c.clock ?? systemClock,

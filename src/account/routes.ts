@@ -1,8 +1,22 @@
+import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
+import { requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { deleteTenant } from "./delete.ts";
 
-/** HTTP routes of the account area (filled in by its issue). */
+/** Account deletion: by the tenant itself, or by the app's developer. */
 export function registerAccountRoutes(router: Router, core: Core): void {
-  void router;
-  void core;
+  router.post("/api/v1/tenants/me/delete", async (event) => {
+    const auth = await requireTenant(event, core);
+    await deleteTenant(core, auth.app, auth.tenantId, "self_delete");
+    return { ok: true, deleted: true };
+  });
+
+  router.delete("/api/v1/admin/apps/:appId/tenants/:tenantId", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
+    await deleteTenant(core, app, getRouterParam(event, "tenantId") ?? "", "admin_delete");
+    event.res.status = 204;
+    return null;
+  });
 }

@@ -3,6 +3,10 @@ import type { AppRow } from "../db/apps.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
 import { createApp, deleteApp, requireAppRef, rotatePublishableKey, toPublicApp, updateApp, type PublicApp } from "../apps/service.ts";
 import { createDeveloper, setDeveloperPassword, toPublicDeveloper } from "./developers.ts";
+import { getWebhookConfig, removeWebhookConfig, rotateWebhookSecret, setWebhookUrl } from "../webhooks/config.ts";
+import { listDeliveries } from "../webhooks/deliveries.ts";
+import { deleteTenant } from "../account/delete.ts";
+import { fail } from "../errors.ts";
 
 /** `backend.admin`: what the admin API and the CLI can do, as plain async functions. */
 export function createAdminApi(core: Core) {
@@ -34,6 +38,30 @@ export function createAdminApi(core: Core) {
     },
     async setDeveloperPassword(email: string, password: string): Promise<void> {
       await setDeveloperPassword(core, email, password);
+    },
+    /** Sets the app's webhook URL; `secret` is the new signing secret on the first set, else null. */
+    async setWebhookUrl(ref: string, url: string) {
+      return setWebhookUrl(core, await requireAppRef(core, ref), url);
+    },
+    async rotateWebhookSecret(ref: string) {
+      return rotateWebhookSecret(core, await requireAppRef(core, ref));
+    },
+    async getWebhookConfig(ref: string) {
+      return getWebhookConfig(core, await requireAppRef(core, ref));
+    },
+    async removeWebhookConfig(ref: string): Promise<void> {
+      await removeWebhookConfig(core, await requireAppRef(core, ref));
+    },
+    async listWebhookDeliveries(ref: string, page: { limit?: number; offset?: number } = {}) {
+      return listDeliveries(core, await requireAppRef(core, ref), { limit: page.limit ?? 50, offset: page.offset ?? 0 });
+    },
+    /** Deletes a tenant (by id or email) as the app owner: fires `tenant.deleted` with reason `admin_delete`. */
+    async deleteTenant(ref: string, tenantRef: string): Promise<{ tenantId: string; email: string }> {
+      const app = await requireAppRef(core, ref);
+      const tenant = (await core.db.tenants.findById(app.id, tenantRef)) ?? (await core.db.tenants.findByEmail(app.id, tenantRef.trim().toLowerCase()));
+      if (!tenant) throw fail("not_found", `No tenant with id or email "${tenantRef}" in app ${app.name}.`);
+      await deleteTenant(core, app, tenant.id, "admin_delete");
+      return { tenantId: tenant.id, email: tenant.email };
     },
   };
 }

@@ -11,12 +11,8 @@ export const main = defineCommand({
     developer: () => import("./developer.ts").then((m) => m.default),
     oauth: () => import("./oauth.ts").then((m) => m.default),
     mail: () => import("./mail.ts").then((m) => m.default),
-    tenant: defineCommand({
-      meta: { name: "tenant", description: "Act on one tenant of an app" },
-      subCommands: {
-        "resend-verification": () => import("./tenant-verify.ts").then((m) => m.default),
-      },
-    }),
+    webhook: () => import("./webhook.ts").then((m) => m.default),
+    tenant: () => import("./tenant.ts").then((m) => m.default),
   },
 });
 

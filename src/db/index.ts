@@ -7,6 +7,7 @@ import { createStatsRepo } from "./stats.ts";
 import { createOAuthRepo } from "./oauth.ts";
 import { createEmailTokensRepo } from "./email-tokens.ts";
 import { createOutboxRepo } from "./outbox.ts";
+import { createWebhooksRepo } from "./webhooks.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -23,6 +24,7 @@ export function createRepositories(sqlite: SqliteDb) {
     oauth: createOAuthRepo(sqlite),
     emailTokens: createEmailTokensRepo(sqlite),
     outbox: createOutboxRepo(sqlite),
+    webhooks: createWebhooksRepo(sqlite),
   };
 }
 

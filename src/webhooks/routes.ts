@@ -1,8 +1,38 @@
+import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
+import { parseInput, readJson } from "../http/body.ts";
+import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
+import { WebhookUrlBody, getWebhookConfig, removeWebhookConfig, rotateWebhookSecret, setWebhookUrl } from "./config.ts";
+import { DeliveryListQuery, listDeliveries } from "./deliveries.ts";
+import { startDispatcher } from "./dispatcher.ts";
 
-/** HTTP routes of the webhooks area (filled in by its issue). */
+/** Webhook configuration and delivery log (developer session), and the server's dispatcher. */
 export function registerWebhooksRoutes(router: Router, core: Core): void {
-  void router;
-  void core;
+  // Only a server registers routes, so only a server dispatches; the CLI just queues.
+  const dispatcher = startDispatcher(core);
+  core.onClose(() => dispatcher.stop());
+
+  const ownApp = async (event: H3Event) => {
+    const { developer } = await requireDeveloper(event, core);
+    return requireOwnApp(core, developer, getRouterParam(event, "appId"));
+  };
+  const base = "/api/v1/admin/apps/:appId/event-webhook-config";
+
+  router.put(base, async (event) => {
+    const app = await ownApp(event);
+    const body = await readJson(event, WebhookUrlBody, core.config.maxJsonBytes);
+    return setWebhookUrl(core, app, body.url);
+  });
+  router.get(base, async (event) => getWebhookConfig(core, await ownApp(event)));
+  router.delete(base, async (event) => {
+    await removeWebhookConfig(core, await ownApp(event));
+    event.res.status = 204;
+    return null;
+  });
+  router.post(`${base}/rotate-secret`, async (event) => rotateWebhookSecret(core, await ownApp(event)));
+  router.get("/api/v1/admin/apps/:appId/webhook-deliveries", async (event) => {
+    const app = await ownApp(event);
+    return listDeliveries(core, app, parseInput(DeliveryListQuery, getQuery(event), "query"));
+  });
 }
