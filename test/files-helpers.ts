@@ -28,7 +28,7 @@ export interface Part {
 export const BOUNDARY = "----tenantdTestBoundary7MA4YWxkTrZu0gW";
 
 /** A multipart/form-data body, as a browser builds it (", CR, LF in names as %22, %0D, %0A). */
-export function multipart(parts: Part[], boundary = BOUNDARY): Buffer {
+export function multipart(parts: Part[], boundary = BOUNDARY): Uint8Array<ArrayBuffer> {
   const chunks: Buffer[] = [];
   for (const p of parts) {
     const filename = p.filename === undefined ? "" : `; filename="${p.filename.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A")}"`;
@@ -37,7 +37,7 @@ export function multipart(parts: Part[], boundary = BOUNDARY): Buffer {
     chunks.push(Buffer.from(`--${boundary}\r\ncontent-disposition: ${disposition}${type}\r\n\r\n`, "utf8"), Buffer.from(p.data), Buffer.from("\r\n"));
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return Buffer.concat(chunks);
+  return new Uint8Array(Buffer.concat(chunks));
 }
 
 export interface FilesBackend extends TestBackend {

@@ -45,6 +45,8 @@ describe.each(DRIVERS)("files on the $name driver", (driver) => {
       etag: expect.stringMatching(/^"[0-9a-f]{64}"$/),
       "accept-ranges": "bytes",
     });
+    const crossOrigin = await t.fetchPublic(file.url, { origin: "https://elsewhere.example" });
+    expect({ status: crossOrigin.status, allow: crossOrigin.headers.get("access-control-allow-origin") }).toEqual({ status: 200, allow: "*" });
     const revalidated = await t.fetchPublic(file.url, { "if-none-match": pub.headers.get("etag")! });
     expect(revalidated.status).toBe(304);
 
