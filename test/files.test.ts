@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import { expectError, signupTenant } from "./_helpers.ts";
+import { createTenantBackend, ConfigError } from "../src/index.ts";
+import { expectError, signupTenant, tempDir } from "./_helpers.ts";
 import { BOUNDARY, DRIVERS, multipart, sample, startFilesBackend, type FilesBackend } from "./files-helpers.ts";
 
 const MiB = 1024 * 1024;
@@ -217,6 +218,7 @@ describe.each(DRIVERS)("files on the $name driver", (driver) => {
     }
     expect((await t.request("GET", `/api/v1/files/${id}`, { bearer: t.tenant.bearer })).status).toBe(200);
     expect((await t.fetchPublic(up.body.file.url)).status).toBe(200);
+    expectError(await t.uploadRaw(multipart([{ filename: "a.txt", data: "x" }]), MULTIPART, { ...t.tenant, bearer: { ...t.tenant.bearer, accessToken: "nope" } }), 401, "invalid_access_token");
     expectError(await t.request("GET", `/api/v1/files/${id}`), 401, "unauthorized");
     expectError(await t.request("DELETE", `/api/v1/files/${id}`), 401, "unauthorized");
   });
@@ -297,6 +299,28 @@ describe.each(DRIVERS)("files on the $name driver", (driver) => {
     const file = (await t.upload({ filename: "a b.png", data: sample("png") })).body.file;
     expect(file.url).toBe(`https://cdn.example.com/api/v1/public/files/${file.id}/a%20b.png`);
     expect((await t.fetchPublic(file.url)).status).toBe(200);
+  });
+});
+
+describe("files configuration", () => {
+  test.each([
+    [{ files: { maxBytes: 0 } }, "files.maxBytes"],
+    [{ files: { maxBytes: 1.5 } }, "files.maxBytes"],
+    [{ files: { cdnBaseUrl: "cdn.example.com" } }, "files.cdnBaseUrl"],
+    [{ files: { cdnBaseUrl: "https://cdn.example.com/?a=1" } }, "files.cdnBaseUrl"],
+    [{ files: { unknown: 1 } }, "files.unknown"],
+  ])("a bad option fails at startup naming it: %j", async (config, name) => {
+    const err = await createTenantBackend({ dataDir: tempDir(), logger: "silent", ...(config as object) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain(name);
+  });
+
+  test("files.maxBytes sets the limit", async () => {
+    const t = await startFilesBackend(DRIVERS[1], { files: { maxBytes: 1000 } });
+    expect((await t.upload({ filename: "a.bin", data: randomBytes(1000) })).status).toBe(201);
+    const over = await t.upload({ filename: "b.bin", data: randomBytes(1001) });
+    expectError(over, 413, "payload_too_large");
+    expect(over.body.message).toContain("1000-byte limit");
   });
 });
 
