@@ -31,6 +31,8 @@ export interface TenantBackendConfig {
   email?: EmailConfig;
   /** Outgoing webhooks. */
   webhooks?: Partial<WebhookConfig>;
+  /** File uploads and their public URLs. */
+  files?: { maxBytes?: number; cdnBaseUrl?: string };
   /** Override where the Stripe client connects (tests point it at a local fake). */
   stripeApi?: { host: string; port: number; protocol: "http" | "https" };
   /** On an empty database, create a default app and print its credentials. Default true. */
@@ -65,6 +67,16 @@ export interface WebhookConfig {
   timeoutMs: number;
 }
 
+export interface FilesConfig {
+  /** Largest file in bytes. Default 10 MB, meaning 10 MiB (10 * 1024 * 1024 = 10,485,760 bytes). */
+  maxBytes: number;
+  /**
+   * Origin of a CDN (or any caching proxy) in front of this server: file URLs become
+   * `<cdnBaseUrl>/api/v1/public/files/<id>/<name>` instead of starting with `publicUrl`. Default none.
+   */
+  cdnBaseUrl: string | null;
+}
+
 export interface ResolvedConfig {
   dataDir: string;
   databasePath: string;
@@ -77,6 +89,7 @@ export interface ResolvedConfig {
   rateLimit: RateLimitConfig | false;
   email: Required<Pick<EmailConfig, "transport" | "from">> & Pick<EmailConfig, "smtp">;
   webhooks: WebhookConfig;
+  files: FilesConfig;
   stripeApi: TenantBackendConfig["stripeApi"];
   bootstrap: boolean;
   clock: Clock;
@@ -102,6 +115,10 @@ const ConfigSchema = v.strictObject({
     from: v.optional(v.string()),
   })),
   webhooks: v.optional(v.strictObject({ allowInsecure: v.optional(v.boolean()), timeoutMs: v.optional(positiveInt) })),
+  files: v.optional(v.strictObject({
+    maxBytes: v.optional(positiveInt),
+    cdnBaseUrl: v.optional(v.pipe(urlString, v.check((s) => /^https?:\/\/[^?#]+$/.test(s), "must be an http(s) URL without query or fragment"))),
+  })),
   stripeApi: v.optional(v.strictObject({ host: v.string(), port: positiveInt, protocol: v.picklist(["http", "https"]) })),
   bootstrap: v.optional(v.boolean()),
   clock: v.optional(v.custom<Clock>((f) => typeof f === "function", "must be a function returning ms since epoch")),
@@ -158,6 +175,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
     rateLimit: c.rateLimit === false ? false : { windowSeconds: 60, perIp: 30, perEmail: 10, ...c.rateLimit },
     email: { transport: c.email?.transport ?? "outbox", from: c.email?.from ?? "tenantd <no-reply@localhost>", smtp: c.email?.smtp },
     webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? /^(1|true)$/i.test(env.TENANTD_WEBHOOKS_ALLOW_INSECURE ?? ""), timeoutMs: c.webhooks?.timeoutMs ?? 1500 },
+    files: { maxBytes: c.files?.maxBytes ?? 10 * 1024 * 1024, cdnBaseUrl: c.files?.cdnBaseUrl?.replace(/\/+$/, "") ?? null },
     stripeApi: c.stripeApi,
     bootstrap: c.bootstrap ?? true,
     clock: c.clock ?? systemClock,

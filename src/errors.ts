@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   rate_limited: 429,
   headers_too_large: 431,
   internal_error: 500,

@@ -8,6 +8,7 @@ import { createOAuthRepo } from "./oauth.ts";
 import { createEmailTokensRepo } from "./email-tokens.ts";
 import { createOutboxRepo } from "./outbox.ts";
 import { createWebhooksRepo } from "./webhooks.ts";
+import { createFilesRepo } from "./files.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -25,6 +26,7 @@ export function createRepositories(sqlite: SqliteDb) {
     emailTokens: createEmailTokensRepo(sqlite),
     outbox: createOutboxRepo(sqlite),
     webhooks: createWebhooksRepo(sqlite),
+    files: createFilesRepo(sqlite),
   };
 }
 

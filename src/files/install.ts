@@ -1,6 +1,9 @@
 import type { Core } from "../core.ts";
+import { removeAppFiles, removeTenantFiles } from "./service.ts";
 
-/** Hooks and settings reactions of the files area; runs for the server and the CLI alike. */
+/** Hooks of the files area; runs for the server and the CLI alike. */
 export function installFiles(core: Core): void {
-  void core;
+  // Blobs live outside SQLite, so the cascade that drops the rows cannot drop them.
+  core.hooks.on("tenant.deleting", ({ app, tenantId }) => removeTenantFiles(core, app, tenantId));
+  core.hooks.on("app.deleting", ({ app }) => removeAppFiles(core, app));
 }

@@ -1,8 +1,33 @@
+import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
+import { requireTenant } from "../http/guards.ts";
+import { readFilePart } from "./multipart.ts";
+import { deleteFile, requireOwnFile, toFileInfo, uploadFile } from "./service.ts";
+import { servePublicFile } from "./serve.ts";
 
-/** HTTP routes of the files area (filled in by its issue). */
+/** HTTP routes of the files area: the tenant's upload, read and delete, and the public file URL. */
 export function registerFilesRoutes(router: Router, core: Core): void {
-  void router;
-  void core;
+  router.post("/api/v1/files/upload", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    const part = await readFilePart(event.req.body, event.req.headers, { maxFileBytes: core.config.files.maxBytes });
+    const file = await uploadFile(core, app, tenantId, part);
+    event.res.status = 201;
+    return { file: toFileInfo(core, file) };
+  });
+
+  router.get("/api/v1/files/:id", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    return { file: toFileInfo(core, await requireOwnFile(core, app, tenantId, getRouterParam(event, "id")!)) };
+  });
+
+  router.delete("/api/v1/files/:id", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    await deleteFile(core, app, tenantId, getRouterParam(event, "id")!);
+    event.res.status = 204;
+    return null;
+  });
+
+  // No auth: the unguessable id is the capability. The name segment is cosmetic.
+  router.get("/api/v1/public/files/:id/:name", (event) => servePublicFile(core, getRouterParam(event, "id")!, event.req.headers));
 }

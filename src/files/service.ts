@@ -1,0 +1,157 @@
+import { fail } from "../errors.ts";
+import { toIso } from "../clock.ts";
+import { newId } from "../crypto/random.ts";
+import { effectiveEntitlements } from "../billing/effective.ts";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import type { FileBlobRef, FileRow } from "../db/files.ts";
+import type { FilePart } from "./multipart.ts";
+import { sniff } from "./sniff.ts";
+import { cleanFilename, extensionFor, extensionOf, refusedDeclaredType, refusedExtension } from "./policy.ts";
+
+/** The entitlement that caps a tenant's stored bytes: a number, `false` (0) or `true`/absent (no cap). */
+export const STORAGE_ENTITLEMENT = "storage_bytes";
+
+/** The spec's FileInfo. */
+export function toFileInfo(core: Core, f: FileRow) {
+  return {
+    id: f.id,
+    url: publicFileUrl(core, f),
+    pathname: f.pathname,
+    sizeBytes: f.sizeBytes,
+    mimeType: f.mimeType,
+    originalFilename: f.originalFilename,
+    createdAt: toIso(f.createdAt)!,
+  };
+}
+
+/** `<publicUrl or cdnBaseUrl>/api/v1/public/files/<id>/<name>`; the name is cosmetic, the id decides. */
+export function publicFileUrl(core: Core, f: FileRow): string {
+  const base = core.config.files.cdnBaseUrl ?? core.config.publicUrl;
+  const name = f.originalFilename ?? `file${extensionFor(f.mimeType)}`;
+  return `${base}/api/v1/public/files/${f.id}/${encodeURIComponent(name)}`;
+}
+
+async function storageQuota(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
+  const value = (await effectiveEntitlements(core, app, tenantId))[STORAGE_ENTITLEMENT];
+  if (value === undefined || value === true) return null;
+  return value === false ? 0 : value;
+}
+
+const quotaError = (quota: number) =>
+  fail("limit_reached", `This upload would take your stored files past your plan's ${quota}-byte storage limit. Delete files or upgrade the plan.`);
+
+/**
+ * Stores an uploaded part for the tenant: refuses browser-executable content (415) by its
+ * declared type, its name and its bytes, checks the storage quota, writes the blob, then the
+ * row. Whichever of the two fails, neither is left behind.
+ */
+export async function uploadFile(core: Core, app: AppRow, tenantId: string, part: FilePart): Promise<FileRow> {
+  const originalFilename = cleanFilename(part.filename);
+  const refusedBy = refusedDeclaredType(part.contentType) ?? refusedExtension(part.filename) ?? refusedExtension(originalFilename);
+  if (refusedBy) throw refusedError(refusedBy);
+  const sniffed = sniff(part.data, extensionOf(originalFilename));
+  if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
+
+  const quota = await storageQuota(core, app, tenantId);
+  if (quota !== null && (await core.db.files.usedBytes(app.id, tenantId)) + part.data.length > quota) throw quotaError(quota);
+
+  const id = newId("file");
+  const row: FileRow = {
+    id,
+    appId: app.id,
+    tenantId,
+    pathname: `${app.id}/${tenantId}/${id}${extensionFor(sniffed.mimeType)}`,
+    sizeBytes: part.data.length,
+    mimeType: sniffed.mimeType,
+    originalFilename,
+    sha256: part.sha256,
+    createdAt: core.clock(),
+  };
+  try {
+    await core.storage.setItemRaw(row.pathname, part.data);
+  } catch (e) {
+    core.log.error("files: storage write failed", { pathname: row.pathname, error: String(e) });
+    await removeBlobQuietly(core, row.pathname);
+    throw fail("unavailable", "The file could not be written to storage; nothing was stored. Try again.");
+  }
+  let result;
+  try {
+    result = await core.db.files.insert(row, quota);
+  } catch (e) {
+    await removeBlobQuietly(core, row.pathname);
+    throw e;
+  }
+  if (result !== "inserted") {
+    await removeBlobQuietly(core, row.pathname);
+    if (result === "over_quota") throw quotaError(quota!);
+    throw fail("session_ended", "Your account was deleted during the upload; nothing was stored.");
+  }
+  return row;
+}
+
+function refusedError(what: string) {
+  return fail(
+    "unsupported_media_type",
+    `This file type is not accepted (${what}): HTML, SVG, XML, JavaScript and other types a browser would run are refused.`,
+  );
+}
+
+async function removeBlobQuietly(core: Core, pathname: string): Promise<void> {
+  try {
+    await core.storage.removeItem(pathname);
+  } catch (e) {
+    core.log.error("files: could not remove an orphan blob", { pathname, error: String(e) });
+  }
+}
+
+export async function requireOwnFile(core: Core, app: AppRow, tenantId: string, id: string): Promise<FileRow> {
+  const file = await core.db.files.find(app.id, tenantId, id);
+  if (!file) throw fail("not_found", `No file ${id} among your files.`);
+  return file;
+}
+
+/** Removes the blob, then the row: if storage fails the row stays, so the delete can be retried. */
+export async function deleteFile(core: Core, app: AppRow, tenantId: string, id: string): Promise<void> {
+  const file = await requireOwnFile(core, app, tenantId, id);
+  await core.storage.removeItem(file.pathname);
+  await core.db.files.remove(app.id, tenantId, id);
+}
+
+const BLOB_REMOVAL_CONCURRENCY = 8;
+
+/**
+ * Removes blobs a few at a time, each row right after its blob, so a retry after a storage
+ * failure only has the rest to do. Throws once all were tried if any failed.
+ */
+async function removeBlobs(core: Core, appId: string, refs: FileBlobRef[]): Promise<void> {
+  let failed = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < refs.length) {
+      const ref = refs[next++]!;
+      try {
+        await core.storage.removeItem(ref.pathname);
+        await core.db.files.removeById(appId, ref.id);
+      } catch (e) {
+        failed++;
+        core.log.error("files: could not remove a blob", { pathname: ref.pathname, error: String(e) });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BLOB_REMOVAL_CONCURRENCY, refs.length) }, worker));
+  if (failed > 0) throw new Error(`files: ${failed} blob(s) could not be removed from storage; retry the deletion`);
+}
+
+/** Every blob of the tenant (on account deletion). */
+export async function removeTenantFiles(core: Core, app: AppRow, tenantId: string): Promise<void> {
+  await removeBlobs(core, app.id, await core.db.files.tenantBlobs(app.id, tenantId));
+}
+
+/** Every blob of the app (on app deletion), a page at a time. */
+export async function removeAppFiles(core: Core, app: AppRow): Promise<void> {
+  const PAGE = 500;
+  for (let after = "", page; (page = await core.db.files.appBlobs(app.id, after, PAGE)).length > 0; after = page.at(-1)!.id) {
+    await removeBlobs(core, app.id, page);
+  }
+}
