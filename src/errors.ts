@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   invalid_json: 400,
   invalid_filter: 400,
   invalid_token: 400,
+  invalid_signature: 400,
   unauthorized: 401,
   invalid_credentials: 401,
   invalid_access_token: 401,

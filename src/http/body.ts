@@ -11,7 +11,7 @@ export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown,
   throw fail("invalid_request", path ? `${where}.${path}: ${issue.message}` : `${where}: ${issue.message}`);
 }
 
-async function readLimited(event: H3Event, limit: number): Promise<string> {
+export async function readLimited(event: H3Event, limit: number): Promise<string> {
   const declared = event.req.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) {
     throw fail("payload_too_large", `The request body is larger than ${limit} bytes.`);
