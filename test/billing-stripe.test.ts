@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { expectError, type TestTenant } from "./_helpers.ts";
+import { expectError, type Reply, type TestTenant } from "./_helpers.ts";
 import { billingBackend, type BillingBackend } from "./billing-fixtures.ts";
 import { startFakeStripe, type FakeStripe } from "./fake-stripe.ts";
 
@@ -18,8 +18,8 @@ interface StripeSetup {
   fake: FakeStripe;
   pro: { id: string; slug: string; stripePriceId: string };
   /** Posts a Stripe-signed event to the app's webhook endpoint. */
-  deliver(type: string, object: Record<string, unknown>, eventId?: string): Promise<{ status: number; body: any; text: string; payload: string; signature: string }>;
-  post(payload: string, signature?: string, appId?: string): Promise<{ status: number; body: any; text: string }>;
+  deliver(type: string, object: Record<string, unknown>, eventId?: string): Promise<Reply & { payload: string; signature: string }>;
+  post(payload: string, signature?: string, appId?: string): Promise<Reply>;
   /** Checkout through Stripe, the customer pays, Stripe sends checkout.session.completed. */
   subscribe(tenant: TestTenant): Promise<{ subscription: Record<string, any>; sessionId: string }>;
 }
