@@ -3,6 +3,7 @@ import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { TenantRow } from "../db/tenants.ts";
 import { fail } from "../errors.ts";
+import { parseInput } from "../http/body.ts";
 import { toIso } from "../clock.ts";
 import { requirePlan, toPlanInfo } from "./plans.ts";
 import { effectiveEntitlements, effectiveSubscription } from "./effective.ts";
@@ -32,7 +33,8 @@ export async function requireTenantRef(core: Core, app: AppRow, ref: string): Pr
 }
 
 /** Grants (or replaces) a gift; archived plans may be gifted, it is the developer's call. */
-export async function grantGift(core: Core, app: AppRow, tenant: TenantRow, input: v.InferOutput<typeof GiftBody>) {
+export async function grantGift(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof GiftBody>) {
+  const input = parseInput(GiftBody, raw);
   if (input.expiresAt && input.days !== undefined) throw fail("invalid_request", "body: give expiresAt or days, not both.");
   const plan = await requirePlan(core, app, input.planId);
   const now = core.clock();
@@ -47,7 +49,8 @@ export async function revokeGift(core: Core, app: AppRow, tenant: TenantRow): Pr
 }
 
 /** Grants (or restarts) a trial; plan and length default to the app's trial settings. */
-export async function grantTrial(core: Core, app: AppRow, tenant: TenantRow, input: v.InferOutput<typeof TrialBody>) {
+export async function grantTrial(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof TrialBody>) {
+  const input = parseInput(TrialBody, raw);
   const settings = app.settings.billing.trial;
   const planId = input.planId ?? settings?.planId;
   const length = input.days ?? settings?.days;

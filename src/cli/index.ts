@@ -9,6 +9,8 @@ export const main = defineCommand({
     serve: () => import("./serve.ts").then((m) => m.default),
     app: () => import("./app.ts").then((m) => m.default),
     developer: () => import("./developer.ts").then((m) => m.default),
+    plan: () => import("./plan.ts").then((m) => m.default),
+    billing: () => import("./billing.ts").then((m) => m.default),
   },
 });
 
