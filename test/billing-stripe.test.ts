@@ -199,6 +199,11 @@ describe("Stripe webhooks", () => {
     const tenant = await b.tenant();
     const { subscription } = await subscribe(tenant);
     await deliver("customer.subscription.deleted", fake.updateSubscription(subscription.id, { status: "canceled" }));
+    // A subscription whose first payment is still pending shows as nothing new and grants nothing.
+    const pending = fake.createSubscription({ customer: subscription.customer, price: pro.stripePriceId, status: "incomplete" });
+    await deliver("customer.subscription.created", pending);
+    expect(await b.subscription(tenant)).toBeNull();
+    expect((await b.entitlements(tenant)).projects).toBe(1);
     const created = fake.createSubscription({ customer: subscription.customer, price: pro.stripePriceId });
     const res = await deliver("customer.subscription.created", created);
     expect(res.status, res.text).toBe(200);
@@ -246,15 +251,18 @@ describe("Stripe webhooks", () => {
   });
 
   it("the endpoint is per app: unknown app 404, app without a webhook secret 400, another app's tenant ignored", async () => {
-    const { b, fake, post, deliver } = await stripeBackend();
+    const { b, fake, post, deliver, pro } = await stripeBackend();
     const { payload, signature } = fake.signedEvent(WEBHOOK_SECRET, "customer.subscription.updated", { id: "sub_x" });
     expectError(await post(payload, signature, "app_nope"), 404, "not_found");
     const other = await b.t.request("POST", "/api/v1/admin/apps", { developer: b.dev, body: { name: "no keys" } });
     expectError(await post(payload, signature, other.body.app.id), 400, "invalid_request");
 
     const tenant = await b.tenant();
-    const sub = fake.createSubscription({ customer: "cus_unknown", price: "price_unknown", metadata: { tenantd_tenant: "tnt_of_another_app" } });
-    expect((await deliver("customer.subscription.created", sub)).status).toBe(200);
+    const foreignTenant = fake.createSubscription({ customer: "cus_unknown", price: "price_unknown", metadata: { tenantd_tenant: "tnt_of_another_app" } });
+    expect((await deliver("customer.subscription.created", foreignTenant)).status).toBe(200);
+    // Another tenantd app on the same Stripe account names this tenant id: not ours to apply.
+    const foreignApp = fake.createSubscription({ customer: "cus_unknown", price: pro.stripePriceId, metadata: { tenantd_app: "app_other", tenantd_tenant: tenant.id } });
+    expect((await deliver("customer.subscription.created", foreignApp)).status).toBe(200);
     expect(await b.subscription(tenant)).toBeNull();
   });
 });

@@ -4,7 +4,7 @@ import type { DevSessionRow, PlanRow } from "../db/billing.ts";
 import { hashToken, newId, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { addInterval } from "./periods.ts";
-import { effectiveSubscription } from "./effective.ts";
+import { providerSubscription } from "./effective.ts";
 
 /** Pages of the development provider live here; tokens in their URLs are valid this long. */
 export const DEV_PAGE_PATH = "/api/v1/public/billing/dev";
@@ -98,9 +98,9 @@ export async function completeCheckout(core: Core, token: string, action: string
 
 export async function renderPortalPage(core: Core, token: string): Promise<string> {
   const { session, app } = await requireSession(core, token, "portal");
-  const sub = await effectiveSubscription(core, app, session.tenantId);
+  const sub = await providerSubscription(core, app, session.tenantId);
   const back = `<p><a href="${escapeHtml(session.successUrl)}">Back to ${escapeHtml(app.name)}</a></p>`;
-  if (!sub || sub.source !== "billing_provider") return page("Your subscription", `<p>No paid subscription.</p>${back}`);
+  if (!sub) return page("Your subscription", `<p>No paid subscription.</p>${back}`);
   const ends = sub.currentPeriodEnd ? new Date(sub.currentPeriodEnd).toUTCString() : "—";
   const state = sub.status === "canceled" ? "Canceled." : sub.cancelAtPeriodEnd ? `Cancels at the end of the period (${ends}).` : `Renews on ${ends}.`;
   const action = sub.status === "canceled" ? "" : sub.cancelAtPeriodEnd ? button("resume", "Resume subscription") : button("cancel", "Cancel at period end");
@@ -111,7 +111,7 @@ export async function renderPortalPage(core: Core, token: string): Promise<strin
 export async function portalAction(core: Core, token: string, action: string): Promise<void> {
   const { session, app } = await requireSession(core, token, "portal");
   if (action !== "cancel" && action !== "resume") throw fail("invalid_request", "action must be cancel or resume.");
-  const sub = await effectiveSubscription(core, app, session.tenantId);
-  if (!sub || sub.source !== "billing_provider" || sub.status === "canceled") throw fail("conflict", "There is no running subscription to change.");
+  const sub = await providerSubscription(core, app, session.tenantId);
+  if (!sub || sub.status === "canceled") throw fail("conflict", "There is no running subscription to change.");
   await core.db.billing.setDevCancelAtPeriodEnd(app.id, session.tenantId, action === "cancel", core.clock());
 }

@@ -60,7 +60,7 @@ async function ownSubscription(core: Core, app: AppRow, tenantId: string): Promi
     [providerView?.entitles ? provider : undefined, true],
     [gift && (gift.expiresAt === null || gift.expiresAt > now) ? gift : undefined, true],
     [trial && trial.expiresAt !== null && trial.expiresAt > now ? trial : undefined, true],
-    [providerView && !providerView.entitles ? provider : undefined, false],
+    [providerView && !providerView.entitles && providerView.status !== null ? provider : undefined, false],
   ];
   for (const [row, entitles] of candidates) {
     if (!row) continue;
@@ -103,6 +103,13 @@ function toSubscription(row: SubscriptionRow, plan: PlanRow, now: number): Subsc
     cancelAtPeriodEnd: row.cancelAtPeriodEnd,
     source: "billing_provider",
   };
+}
+
+/** The tenant's provider subscription as a Subscription, whatever outranks it (the portal manages this one). */
+export async function providerSubscription(core: Core, app: AppRow, tenantId: string): Promise<Subscription | null> {
+  const row = (await core.db.billing.subscriptions(app.id, tenantId)).find((r) => r.source === "billing_provider");
+  const plan = row && (await core.db.billing.findPlan(app.id, row.planId));
+  return row && plan ? toSubscription(row, plan, core.clock()) : null;
 }
 
 /** The member's family subscription: the owner's own entitling plan, or null. */

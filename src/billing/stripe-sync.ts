@@ -85,6 +85,11 @@ export async function refreshStripeSubscription(core: Core, app: AppRow, subscri
 }
 
 async function storeStripeSubscription(core: Core, app: AppRow, sub: Stripe.Subscription, hint: { tenantId?: string }): Promise<void> {
+  const forApp = sub.metadata?.[META.app];
+  if (forApp && forApp !== app.id) {
+    core.log.info("stripe subscription of another tenantd app on the same Stripe account; ignored", { app: app.id, subscription: sub.id });
+    return;
+  }
   const customerId = typeof sub.customer === "string" ? sub.customer : sub.customer.id;
   const tenantId =
     hint.tenantId ??
