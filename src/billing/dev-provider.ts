@@ -28,6 +28,8 @@ async function newDevSession(core: Core, s: { kind: "checkout" | "portal"; app: 
 }
 
 export function createDevCheckout(core: Core, app: AppRow, tenantId: string, plan: PlanRow, successUrl: string, cancelUrl: string) {
+  // Said on every checkout: an app that went live without Stripe keys gives its plans away.
+  core.log.warn("development billing provider: this checkout takes no payment; set settings.billing.stripeSecretKey to use Stripe", { app: app.id, plan: plan.id });
   return newDevSession(core, { kind: "checkout", app, tenantId, planId: plan.id, successUrl, cancelUrl });
 }
 
