@@ -174,6 +174,21 @@ describe("Stripe webhooks", () => {
     expect((await b.subscription(tenant)).status).toBe("canceled");
   });
 
+  it("an event that fails while Stripe is down is not recorded, so Stripe's redelivery applies it", async () => {
+    const { b, fake, pro, deliver, post } = await stripeBackend();
+    const tenant = await b.tenant();
+    await b.tenantPost(tenant, "/checkout", { planId: pro.id, ...urls });
+    const { session } = fake.completeCheckout([...fake.store.sessions.keys()].pop()!);
+    fake.failNextRequests(10);
+    const failed = await deliver("checkout.session.completed", session);
+    expectError(failed, 502, "provider_error");
+    fake.failNextRequests(0);
+    expect(await b.subscription(tenant)).toBeNull();
+    const again = await post(failed.payload, failed.signature);
+    expect(again.body).toEqual({ received: true, duplicate: false });
+    expect((await b.subscription(tenant)).status).toBe("active");
+  });
+
   it("customer.subscription.updated, invoice.payment_failed and customer.subscription.deleted follow Stripe's state", async () => {
     const { b, fake, subscribe, deliver } = await stripeBackend();
     const tenant = await b.tenant();

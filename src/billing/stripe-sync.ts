@@ -70,15 +70,17 @@ function serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
 export async function refreshStripeSubscription(core: Core, app: AppRow, subscriptionId: string, hint: { tenantId?: string } = {}): Promise<void> {
   const stripe = requireStripe(core, app);
   await serialize(`${app.id}:${subscriptionId}`, async () => {
-    let sub: Stripe.Subscription;
-    try {
-      sub = await stripe.subscriptions.retrieve(subscriptionId);
-    } catch (e) {
-      if (isStripeMissing(e)) {
-        core.log.info("stripe subscription not found; event ignored", { app: app.id, subscription: subscriptionId });
-        return;
+    const sub = await callStripe(core, "read the subscription", async () => {
+      try {
+        return await stripe.subscriptions.retrieve(subscriptionId);
+      } catch (e) {
+        if (isStripeMissing(e)) return null;
+        throw e;
       }
-      throw e;
+    });
+    if (!sub) {
+      core.log.info("stripe subscription not found; event ignored", { app: app.id, subscription: subscriptionId });
+      return;
     }
     await storeStripeSubscription(core, app, sub, hint);
   });
