@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   invalid_redirect: 400,
   invalid_state: 400,
   state_expired: 400,
+  invalid_signature: 400,
   unauthorized: 401,
   invalid_credentials: 401,
   invalid_access_token: 401,

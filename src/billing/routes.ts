@@ -1,8 +1,60 @@
+import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
+import { parseInput, readJson, readLimited } from "../http/body.ts";
+import { requireApp, requireTenant } from "../http/guards.ts";
+import { fail } from "../errors.ts";
+import { toPlanInfo } from "./plans.ts";
+import { CheckoutBody, PortalBody, openPortal, startCheckout } from "./checkout.ts";
+import { effectiveEntitlements, effectiveSubscription } from "./effective.ts";
+import { FeatureKeyParam, IncrementBody, UsageQuery, incrementUsage, readUsage } from "./usage.ts";
+import { handleStripeWebhook } from "./stripe-webhook.ts";
+import { registerBillingDevRoutes } from "./dev-routes.ts";
+import { registerBillingAdminRoutes } from "./admin-routes.ts";
 
-/** HTTP routes of the billing area (filled in by its issue). */
+/** HTTP routes of the billing area: the spec's tenant endpoints, Stripe's webhook, dev pages, admin. */
 export function registerBillingRoutes(router: Router, core: Core): void {
-  void router;
-  void core;
+  const featureKey = (event: H3Event) => parseInput(FeatureKeyParam, getRouterParam(event, "featureKey") ?? "", "path.featureKey");
+
+  router.get("/api/v1/billing/plans", async (event) => {
+    const app = await requireApp(event, core);
+    return { plans: (await core.db.billing.listPlans(app.id, { includeArchived: false })).map(toPlanInfo) };
+  });
+  router.post("/api/v1/billing/checkout", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    return startCheckout(core, app, tenantId, await readJson(event, CheckoutBody, core.config.maxJsonBytes));
+  });
+  router.post("/api/v1/billing/portal", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    const body = await readJson(event, PortalBody, core.config.maxJsonBytes);
+    return openPortal(core, app, tenantId, body.returnUrl);
+  });
+  router.get("/api/v1/billing/subscription", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    return { subscription: await effectiveSubscription(core, app, tenantId) };
+  });
+  router.get("/api/v1/billing/entitlements", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    return { entitlements: await effectiveEntitlements(core, app, tenantId) };
+  });
+  router.get("/api/v1/billing/usage/:featureKey", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    const query = parseInput(UsageQuery, getQuery(event), "query");
+    return readUsage(core, app, tenantId, featureKey(event), query.period);
+  });
+  router.post("/api/v1/billing/usage/:featureKey/increment", async (event) => {
+    const { app, tenantId } = await requireTenant(event, core);
+    const key = featureKey(event);
+    return incrementUsage(core, app, tenantId, key, await readJson(event, IncrementBody, core.config.maxJsonBytes));
+  });
+
+  // Register https://<public url>/api/v1/billing/stripe/webhook/<app id> in Stripe's dashboard.
+  router.post("/api/v1/billing/stripe/webhook/:appId", async (event) => {
+    const raw = await readLimited(event, core.config.maxJsonBytes);
+    if (!raw) throw fail("invalid_request", "Empty body: this endpoint takes Stripe's signed event JSON.");
+    return handleStripeWebhook(core, getRouterParam(event, "appId") ?? "", raw, event.req.headers.get("stripe-signature"));
+  });
+
+  registerBillingDevRoutes(router, core);
+  registerBillingAdminRoutes(router, core);
 }

@@ -13,6 +13,8 @@ export const main = defineCommand({
     mail: () => import("./mail.ts").then((m) => m.default),
     webhook: () => import("./webhook.ts").then((m) => m.default),
     tenant: () => import("./tenant.ts").then((m) => m.default),
+    plan: () => import("./plan.ts").then((m) => m.default),
+    billing: () => import("./billing.ts").then((m) => m.default),
   },
 });
 

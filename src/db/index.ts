@@ -9,6 +9,7 @@ import { createEmailTokensRepo } from "./email-tokens.ts";
 import { createOutboxRepo } from "./outbox.ts";
 import { createWebhooksRepo } from "./webhooks.ts";
 import { createFilesRepo } from "./files.ts";
+import { createBillingRepo } from "./billing.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -27,6 +28,7 @@ export function createRepositories(sqlite: SqliteDb) {
     outbox: createOutboxRepo(sqlite),
     webhooks: createWebhooksRepo(sqlite),
     files: createFilesRepo(sqlite),
+    billing: createBillingRepo(sqlite),
   };
 }
 

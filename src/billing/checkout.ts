@@ -1,0 +1,86 @@
+import * as v from "valibot";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import { fail } from "../errors.ts";
+import { providerState } from "./effective.ts";
+import { callStripe, stripeFor } from "./stripe.ts";
+import { requirePlan } from "./plans.ts";
+import { META } from "./stripe-sync.ts";
+import { createDevCheckout, createDevPortal } from "./dev-provider.ts";
+
+const httpUrl = v.pipe(
+  v.string(),
+  v.check((s) => /^https?:\/\/[^\s]+$/i.test(s) && URL.canParse(s), "must be an absolute http(s) URL"),
+  v.maxLength(2048, "is at most 2048 characters"),
+);
+export const CheckoutBody = v.object({
+  planId: v.pipe(v.string(), v.minLength(1, "is required")),
+  successUrl: httpUrl,
+  cancelUrl: httpUrl,
+  currency: v.optional(v.pipe(v.string(), v.toLowerCase(), v.regex(/^[a-z]{3}$/, "must be a three-letter ISO currency code like usd"))),
+});
+export const PortalBody = v.object({ returnUrl: httpUrl });
+
+async function requireTenantRow(core: Core, app: AppRow, tenantId: string) {
+  const tenant = await core.db.tenants.findById(app.id, tenantId);
+  if (!tenant) throw fail("not_found", "No such tenant in this app.");
+  return tenant;
+}
+
+/**
+ * Starts a checkout for a plan: a Stripe Checkout session when the app has a Stripe key,
+ * else the development provider's local page. A tenant who already pays is sent to the
+ * portal instead of getting a second subscription.
+ */
+export async function startCheckout(core: Core, app: AppRow, tenantId: string, body: v.InferOutput<typeof CheckoutBody>): Promise<{ url: string }> {
+  const plan = await requirePlan(core, app, body.planId, { offered: true });
+  const tenant = await requireTenantRow(core, app, tenantId);
+  const current = (await core.db.billing.subscriptions(app.id, tenantId)).find((s) => s.source === "billing_provider");
+  if (current && providerState(current, core.clock()).entitles) {
+    throw fail("conflict", "This tenant already has a paid subscription: change or cancel it through the billing portal (POST /api/v1/billing/portal).");
+  }
+  const stripe = stripeFor(core, app);
+  if (!stripe) {
+    if (body.currency && body.currency !== plan.currency) throw fail("invalid_request", `body.currency: plan ${plan.slug} is priced in ${plan.currency}.`);
+    return createDevCheckout(core, app, tenantId, plan, body.successUrl, body.cancelUrl);
+  }
+  if (!plan.stripePriceId) {
+    throw fail("conflict", `Plan ${plan.slug} has no Stripe price yet: the developer links one (stripePriceId) or runs tenantd plan sync-stripe.`);
+  }
+  const metadata = { [META.app]: app.id, [META.tenant]: tenantId, [META.plan]: plan.id };
+  let customer = await core.db.billing.stripeCustomer(app.id, tenantId);
+  if (!customer) {
+    const created = await callStripe(core, "create the customer", () => stripe.customers.create({ email: tenant.email, metadata: { [META.app]: app.id, [META.tenant]: tenantId } }));
+    customer = await core.db.billing.saveStripeCustomer(app.id, tenantId, created.id, core.clock());
+  }
+  const session = await callStripe(core, "create the checkout session", () =>
+    stripe.checkout.sessions.create({
+      mode: "subscription",
+      customer,
+      client_reference_id: tenantId,
+      line_items: [{ price: plan.stripePriceId!, quantity: 1 }],
+      success_url: body.successUrl,
+      cancel_url: body.cancelUrl,
+      metadata,
+      subscription_data: { metadata },
+      ...(body.currency ? { currency: body.currency } : {}),
+    }),
+  );
+  if (!session.url) throw fail("provider_error", "Stripe returned a checkout session without a URL.");
+  return { url: session.url };
+}
+
+/** Opens the billing portal of the tenant's provider: Stripe's, or the development page. */
+export async function openPortal(core: Core, app: AppRow, tenantId: string, returnUrl: string): Promise<{ url: string }> {
+  await requireTenantRow(core, app, tenantId);
+  const current = (await core.db.billing.subscriptions(app.id, tenantId)).find((s) => s.source === "billing_provider");
+  const stripe = stripeFor(core, app);
+  if (current?.provider === "dev" || !stripe) {
+    if (current?.provider !== "dev") throw fail("conflict", "This tenant has no subscription to manage yet: start one with POST /api/v1/billing/checkout.");
+    return createDevPortal(core, app, tenantId, returnUrl);
+  }
+  const customer = await core.db.billing.stripeCustomer(app.id, tenantId);
+  if (!customer) throw fail("conflict", "This tenant has no Stripe customer yet: start a subscription with POST /api/v1/billing/checkout first.");
+  const session = await callStripe(core, "create the billing portal session", () => stripe.billingPortal.sessions.create({ customer, return_url: returnUrl }));
+  return { url: session.url };
+}

@@ -1,0 +1,58 @@
+import * as v from "valibot";
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import { fail } from "../errors.ts";
+import { effectiveEntitlements, type Entitlements } from "./effective.ts";
+import { periodStart, type UsagePeriod } from "./periods.ts";
+
+/** Feature keys: 1-64 letters, digits, `_`, `.`, `:` or `-` (the same shape as entitlement keys). */
+export const FEATURE_KEY = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** Largest single increment; a bigger `by` is a bug in the caller, not a usage. */
+export const MAX_INCREMENT = 1_000_000;
+
+const period = v.picklist(["monthly", "daily"], "must be monthly or daily");
+export const FeatureKeyParam = v.pipe(v.string(), v.regex(FEATURE_KEY, "must be 1-64 letters, digits, _ . : or -"));
+export const UsageQuery = v.object({ period: v.optional(period, "monthly") });
+export const IncrementBody = v.object({
+  by: v.optional(v.pipe(v.number(), v.integer("must be a whole number"), v.minValue(1, "must be at least 1"), v.maxValue(MAX_INCREMENT, `must be at most ${MAX_INCREMENT}`)), 1),
+  period: v.optional(period, "monthly"),
+});
+
+export interface UsageCounter {
+  count: number;
+  period: UsagePeriod;
+  limit: number | null;
+}
+
+/** The entitlement as a limit: a number is the limit, `false` is 0, `true` or absent is none (null). */
+export function limitFor(entitlements: Entitlements, featureKey: string): number | null {
+  const value = Object.hasOwn(entitlements, featureKey) ? entitlements[featureKey] : undefined;
+  if (typeof value === "number") return value;
+  return value === false ? 0 : null;
+}
+
+export async function readUsage(core: Core, app: AppRow, tenantId: string, featureKey: string, p: UsagePeriod): Promise<UsageCounter> {
+  const limit = limitFor(await effectiveEntitlements(core, app, tenantId), featureKey);
+  const count = await core.db.billing.usage(app.id, tenantId, featureKey, p, periodStart(p, core.clock()));
+  return { count, period: p, limit };
+}
+
+/** Adds `by` in the current UTC period; past the limit nothing changes and it is 402 `limit_reached`. */
+export async function incrementUsage(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }): Promise<UsageCounter> {
+  const limit = limitFor(await effectiveEntitlements(core, app, tenantId), featureKey);
+  const start = periodStart(input.period, core.clock());
+  const count = await core.db.billing.incrementUsage({ appId: app.id, tenantId, featureKey, period: input.period, periodStart: start, by: input.by, limit });
+  if (count === undefined) {
+    const current = await core.db.billing.usage(app.id, tenantId, featureKey, input.period, start);
+    throw fail("limit_reached", `Usage limit reached for ${featureKey}: ${current} of ${limit} used this ${input.period === "monthly" ? "month" : "day"} (UTC); adding ${input.by} would pass it.`);
+  }
+  return { count, period: input.period, limit };
+}
+
+/** Every counter of the current month and day, with its limit (developer view). */
+export async function usageOverview(core: Core, app: AppRow, tenantId: string) {
+  const now = core.clock();
+  const entitlements = await effectiveEntitlements(core, app, tenantId);
+  const rows = await core.db.billing.usageList(app.id, tenantId, periodStart("monthly", now), periodStart("daily", now));
+  return rows.map((r) => ({ featureKey: r.featureKey, period: r.period, count: r.count, limit: limitFor(entitlements, r.featureKey) }));
+}
