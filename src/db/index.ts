@@ -4,6 +4,7 @@ import { createDevelopersRepo } from "./developers.ts";
 import { createTenantsRepo } from "./tenants.ts";
 import { createSessionsRepo } from "./sessions.ts";
 import { createStatsRepo } from "./stats.ts";
+import { createRecordsRepo } from "./records.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -17,6 +18,7 @@ export function createRepositories(sqlite: SqliteDb) {
     tenants: createTenantsRepo(sqlite),
     sessions: createSessionsRepo(sqlite),
     stats: createStatsRepo(sqlite),
+    records: createRecordsRepo(sqlite),
   };
 }
 
