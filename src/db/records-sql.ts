@@ -155,21 +155,64 @@ export function whereSql(scope: RecordScope, conditions: Condition[]): Fragment 
   return join(parts, " AND ");
 }
 
-function sortTerms(target: Target, dir: string, scope: RecordScope): Fragment[] {
-  if (target.kind === "meta") return [{ sql: `${target.column} ${dir}`, params: [] }];
-  const { rank, value } = fieldExprs(target.path, scope);
-  return [
-    { sql: `${rank.sql} ${dir}`, params: rank.params },
-    { sql: `${value.sql} ${dir}`, params: value.params },
-  ];
+/**
+ * Whether the filter lets only one type of value through for `path`. Then the rank term
+ * is the same for every row and is left out of ORDER BY: SQLite does not see on its own
+ * that an expression pinned by equality is constant, and would sort instead of walking
+ * the index.
+ */
+function rankPinned(conditions: Condition[], path: string): boolean {
+  return conditions.some((c) => {
+    if (c.target.kind !== "field" || c.target.path !== path || c.op === "$ne") return false;
+    if (c.op !== "$in") return true;
+    const values = c.value as Json[];
+    return values.length > 0 && values.every((v) => rankOf(v) === rankOf(values[0]!));
+  });
 }
 
-/** ORDER BY with a final tie-break on `seq` (creation order) in the last key's direction. */
-export function orderSql(scope: RecordScope, sort: SortKey[]): Fragment {
-  const terms = sort.flatMap((k) => sortTerms(k.target, k.dir === 1 ? "ASC" : "DESC", scope));
+function sortTerms(key: SortKey, conditions: Condition[], scope: RecordScope): Fragment[] {
+  const dir = key.dir === 1 ? "ASC" : "DESC";
+  const target = key.target;
+  if (target.kind === "meta") return [{ sql: `${target.column} ${dir}`, params: [] }];
+  const { rank, value } = fieldExprs(target.path, scope);
+  const valueTerm = { sql: `${value.sql} ${dir}`, params: value.params };
+  return rankPinned(conditions, target.path) ? [valueTerm] : [{ sql: `${rank.sql} ${dir}`, params: rank.params }, valueTerm];
+}
+
+const INDEXABLE = new Set<Condition["op"]>(["$eq", "$in", "$gt", "$gte", "$lt", "$lte"]);
+
+/**
+ * Whether the planner may satisfy ORDER BY from an index. When the filter narrows an
+ * indexed field but the order is not one that field's index yields, an index walked in
+ * ORDER BY order (newest first) would wade through every non-matching row of the tenant,
+ * which is slow exactly on skewed data (PERFORMANCE.md). Then the sort terms are written
+ * as `+expr`, which no index matches: the planner picks the field index and sorts the
+ * matches instead.
+ */
+function orderFromIndex(scope: RecordScope, conditions: Condition[], sort: SortKey[]): boolean {
+  const narrowing = conditions.filter((c) => c.target.kind === "field" && scope.indexed.has(c.target.path) && INDEXABLE.has(c.op));
+  if (narrowing.length === 0 || sort.length !== 1) return narrowing.length === 0;
+  const key = sort[0]!.target;
+  // A range or equality on the sorted field: its index serves both.
+  if (key.kind === "field") return narrowing.some((c) => c.target.kind === "field" && c.target.path === key.path);
+  // Equality on an indexed field, sorted by creation: the index ends with created_at.
+  return key.column === "created_at" && narrowing.some((c) => c.op === "$eq" && c.value !== null);
+}
+
+/**
+ * ORDER BY with a final tie-break on creation time, then `seq` (creation order), in the
+ * last key's direction: the order is total, so pages tile the result.
+ */
+export function orderSql(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Fragment {
+  const terms = sort.flatMap((k) => sortTerms(k, conditions, scope));
   const last = sort.at(-1)?.dir === 1 ? "ASC" : "DESC";
-  if (!sort.some((k) => k.target.kind === "meta" && k.target.column === "id")) terms.push({ sql: `seq ${last}`, params: [] });
-  return join(terms, ", ");
+  const sortsBy = (column: string) => sort.some((k) => k.target.kind === "meta" && k.target.column === column);
+  if (!sortsBy("id")) {
+    if (!sortsBy("created_at")) terms.push({ sql: `created_at ${last}`, params: [] });
+    terms.push({ sql: `seq ${last}`, params: [] });
+  }
+  const plus = orderFromIndex(scope, conditions, sort) ? "" : "+";
+  return join(terms.map((t) => ({ sql: plus + t.sql, params: t.params })), ", ");
 }
 
 /** A record's value at a dotted path, the way json_extract reaches it (objects only). */
@@ -195,16 +238,16 @@ export interface FieldIndex {
 /**
  * The expression index of one field of one app's collection. Leads with the columns every
  * query pins, then the type rank and the value, so equality, ranges and sorts on the field
- * read only matching rows; partial on the app and collection so other apps' rows cost
+ * read only matching rows; created_at (and the implicit rowid, `seq`) last, so an equality
+ * match comes out newest first and a field sort needs no tie-break sort; partial on the app and collection so other apps' rows cost
  * nothing. The name is a hash: no user text becomes an SQL identifier.
  */
 export function fieldIndex(appId: string, collection: string, path: string): FieldIndex {
-  const name = indexPrefix(appId) + hash(`${appId}\0${collection}\0${path}`, 20);
   const p = literal(jsonPath(path), /^[$A-Za-z0-9_."-]+$/);
-  return {
-    name,
-    sql:
-      `CREATE INDEX IF NOT EXISTS "${name}" ON records (app_id, tenant_id, collection, ${rankSql(p)}, ${valueSql(p)}) ` +
-      `WHERE app_id = ${literal(appId, APP_ID)} AND collection = ${literal(collection, COLLECTION_NAME)}`,
-  };
+  const body =
+    `ON records (app_id, tenant_id, collection, ${rankSql(p)}, ${valueSql(p)}, created_at) ` +
+    `WHERE app_id = ${literal(appId, APP_ID)} AND collection = ${literal(collection, COLLECTION_NAME)}`;
+  // The definition is part of the name: a changed definition gets a new index, the old one is dropped.
+  const name = indexPrefix(appId) + hash(body, 20);
+  return { name, sql: `CREATE INDEX IF NOT EXISTS "${name}" ${body}` };
 }

@@ -122,7 +122,7 @@ export function createRecordsRepo(db: SqliteDb) {
   );
   const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number, offset: number) => {
     const w = whereSql(scope, conditions);
-    const o = orderSql(scope, sort);
+    const o = orderSql(scope, conditions, sort);
     const rows = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`).all(...w.params, ...o.params, limit, offset) as RawRecord[];
     const total = (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
     return { records: rows.map(toRecord), total };
@@ -199,7 +199,7 @@ export function createRecordsRepo(db: SqliteDb) {
     /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
     async explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]> {
       const w = whereSql(scope, conditions);
-      const o = orderSql(scope, sort);
+      const o = orderSql(scope, conditions, sort);
       const sql = `EXPLAIN QUERY PLAN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`;
       return (db.prepare(sql).all(...w.params, ...o.params, 50, 0) as { detail: string }[]).map((r) => r.detail);
     },
