@@ -60,6 +60,7 @@ describe("record CRUD", () => {
     ["data is null", (api) => api.create("todos", null), 400, "invalid_request"],
     ["data over 256 KiB", (api) => api.create("todos", { s: "x".repeat(256 * 1024) }), 413, "payload_too_large"],
     ["data nested 40 deep", (api) => api.create("todos", JSON.parse('{"a":'.repeat(40) + "1" + "}".repeat(40))), 400, "invalid_request"],
+    ["data nested 33 deep", (api) => api.create("todos", JSON.parse('{"a":'.repeat(33) + "1" + "}".repeat(33))), 400, "invalid_request"],
     ["collection with a dash", (api) => api.create("my-todos", { a: 1 }), 400, "invalid_request"],
     ["collection of 65 characters", (api) => api.create("a".repeat(65), { a: 1 }), 400, "invalid_request"],
     ["collection with an encoded quote", (api) => api.list("a%27b"), 400, "invalid_request"],
@@ -72,11 +73,23 @@ describe("record CRUD", () => {
     expectError(await call(api), status, code);
   });
 
+  it("accepts data nested exactly 32 deep", async () => {
+    const { api } = await dataBackend();
+    expect((await api.create("todos", JSON.parse('{"a":'.repeat(32) + "1" + "}".repeat(32)))).status).toBe(201);
+  });
+
   it("keeps a record unchanged when a patch is refused", async () => {
     const { api } = await dataBackend();
     const { body } = await api.create("todos", { a: 1 });
     expectError(await api.update("todos", body.record.id, { s: "y".repeat(256 * 1024) }), 413, "payload_too_large");
     expect((await api.get("todos", body.record.id)).body.record).toEqual(body.record);
+  });
+
+  it("refuses a number JSON cannot hold instead of storing null", async () => {
+    const { t, tenant, api } = await dataBackend();
+    const res = await t.request("POST", "/api/v1/data/todos", { bearer: tenant.bearer, raw: '{"data":{"n":1e400}}', headers: { "content-type": "application/json" } });
+    expectError(res, 400, "invalid_request");
+    expect((await api.list("todos")).body.total).toBe(0);
   });
 
   it("refuses a body that is not JSON", async () => {

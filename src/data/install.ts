@@ -13,7 +13,9 @@ const wantedIndexes = (app: AppRow) =>
 export function installData(core: Core): void {
   core.hooks.on("app.settingsChanged", ({ app }) => core.db.records.syncIndexes(app.id, wantedIndexes(app)));
   core.hooks.on("app.deleting", ({ app }) => core.db.records.syncIndexes(app.id, []));
-  syncAll(core).catch((error: Error) => core.log.error("record index sync failed", { error: error.message }));
+  const startup = syncAll(core).catch((error: Error) => core.log.error("record index sync failed", { error: error.message }));
+  // A short CLI command may close the core at once: let the sync finish on this connection first.
+  core.onClose(() => startup);
 }
 
 async function syncAll(core: Core): Promise<void> {

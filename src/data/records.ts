@@ -57,19 +57,20 @@ export function recordScope(auth: TenantAuth, collection: string): Scoped {
   };
 }
 
-function depthOf(value: unknown, limit: number, level = 0): number {
-  if (level > limit || value === null || typeof value !== "object") return level;
-  let max = level + 1;
-  for (const v of Object.values(value)) max = Math.max(max, depthOf(v, limit, level + 1));
-  return max;
+/** Walks `data` once: nesting within the limit, and no number JSON cannot hold (1e400 parses to Infinity). */
+function checkValues(value: unknown, level: number): void {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw fail("invalid_request", "data holds a number too large for JSON (beyond ±1.8e308); store it as a string.");
+  }
+  if (value === null || typeof value !== "object") return;
+  if (level >= RECORD_LIMITS.maxDepth) throw fail("invalid_request", `data is nested more than ${RECORD_LIMITS.maxDepth} levels deep.`);
+  for (const v of Object.values(value)) checkValues(v, level + 1);
 }
 
 /** A record's data: a JSON object within the size and depth limits. */
 export function checkData(data: unknown): JsonObject {
   if (!isPlainObject(data)) throw fail("invalid_request", "data must be a JSON object.");
-  if (depthOf(data, RECORD_LIMITS.maxDepth) > RECORD_LIMITS.maxDepth) {
-    throw fail("invalid_request", `data is nested more than ${RECORD_LIMITS.maxDepth} levels deep.`);
-  }
+  checkValues(data, 0);
   const bytes = Buffer.byteLength(JSON.stringify(data));
   if (bytes > RECORD_LIMITS.maxDataBytes) {
     throw fail("payload_too_large", `data is ${bytes} bytes as JSON; a record holds at most ${RECORD_LIMITS.maxDataBytes} bytes (256 KiB).`);
