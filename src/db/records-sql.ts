@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { COLLECTION_NAME, FIELD_PATH } from "../apps/settings.ts";
 import type { Condition, Json, SortKey, Target } from "../data/query.ts";
 
@@ -31,7 +30,9 @@ export interface RecordScope {
   indexed: ReadonlySet<string>;
 }
 
-const APP_ID = /^[A-Za-z0-9_]{1,64}$/;
+export const APP_ID = /^[A-Za-z0-9_]{1,64}$/;
+/** What jsonPath() yields for a FIELD_PATH: safe inside an SQL string literal. */
+export const JSON_PATH_TEXT = /^[$A-Za-z0-9_."-]+$/;
 
 /** `a.b` → `$."a"."b"`. Segments match FIELD_PATH, so they never hold a quote. */
 export function jsonPath(path: string): string {
@@ -39,20 +40,20 @@ export function jsonPath(path: string): string {
   return "$" + path.split(".").map((s) => `."${s}"`).join("");
 }
 
-function literal(text: string, pattern: RegExp): string {
+export function literal(text: string, pattern: RegExp): string {
   if (!pattern.test(text)) throw new Error(`records-sql: refusing literal ${JSON.stringify(text)}`);
   return `'${text}'`;
 }
 
-const rankSql = (p: string) =>
+export const rankSql = (p: string) =>
   `CASE json_type(data, ${p}) WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END`;
-const valueSql = (p: string) => `json_extract(data, ${p})`;
+export const valueSql = (p: string) => `json_extract(data, ${p})`;
 
 /** The rank and value expressions of a data field, as fragments (the path bound or literal). */
 function fieldExprs(path: string, scope: RecordScope): { rank: Fragment; value: Fragment } {
   const jp = jsonPath(path);
   if (scope.indexed.has(path)) {
-    const lit = literal(jp, /^[$A-Za-z0-9_."-]+$/);
+    const lit = literal(jp, JSON_PATH_TEXT);
     return { rank: { sql: rankSql(lit), params: [] }, value: { sql: valueSql(lit), params: [] } };
   }
   return { rank: { sql: rankSql("?"), params: [jp] }, value: { sql: valueSql("?"), params: [jp] } };
@@ -223,31 +224,4 @@ export function valueAtPath(data: unknown, path: string): Json | undefined {
     node = (node as Record<string, unknown>)[seg];
   }
   return node as Json;
-}
-
-const hash = (s: string, n: number) => createHash("sha256").update(s).digest("hex").slice(0, n);
-
-/** Per-app prefix of index names, so one app's indexes can be listed and dropped. */
-export const indexPrefix = (appId: string) => `records_f_${hash(appId, 12)}_`;
-
-export interface FieldIndex {
-  name: string;
-  sql: string;
-}
-
-/**
- * The expression index of one field of one app's collection. Leads with the columns every
- * query pins, then the type rank and the value, so equality, ranges and sorts on the field
- * read only matching rows; created_at (and the implicit rowid, `seq`) last, so an equality
- * match comes out newest first and a field sort needs no tie-break sort; partial on the app and collection so other apps' rows cost
- * nothing. The name is a hash: no user text becomes an SQL identifier.
- */
-export function fieldIndex(appId: string, collection: string, path: string): FieldIndex {
-  const p = literal(jsonPath(path), /^[$A-Za-z0-9_."-]+$/);
-  const body =
-    `ON records (app_id, tenant_id, collection, ${rankSql(p)}, ${valueSql(p)}, created_at) ` +
-    `WHERE app_id = ${literal(appId, APP_ID)} AND collection = ${literal(collection, COLLECTION_NAME)}`;
-  // The definition is part of the name: a changed definition gets a new index, the old one is dropped.
-  const name = indexPrefix(appId) + hash(body, 20);
-  return { name, sql: `CREATE INDEX IF NOT EXISTS "${name}" ${body}` };
 }

@@ -1,7 +1,8 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
-import { fieldIndex, indexPrefix, orderSql, valueAtPath, whereSql, type FieldIndex, type RecordScope } from "./records-sql.ts";
+import { orderSql, valueAtPath, whereSql, type RecordScope } from "./records-sql.ts";
+import { fieldIndex, indexPrefix, type FieldIndex } from "./record-indexes.ts";
 
 export type { RecordScope } from "./records-sql.ts";
 
