@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   invalid_request: 400,
   invalid_json: 400,
   invalid_filter: 400,
+  invalid_sort: 400,
   invalid_token: 400,
   invalid_redirect: 400,
   invalid_state: 400,

@@ -1,6 +1,25 @@
 import type { Core } from "../core.ts";
+import type { AppRow } from "../db/apps.ts";
+import { indexedFields } from "./records.ts";
 
-/** Hooks and settings reactions of the data area; runs for the server and the CLI alike. */
+const wantedIndexes = (app: AppRow) =>
+  Object.keys(app.settings.collections).flatMap((collection) => indexedFields(app, collection).map((path) => ({ collection, path })));
+
+/**
+ * Keeps the per-field record indexes in step with app settings: built or dropped when a
+ * developer changes them, and checked at startup (settings may have been written by an
+ * older tenantd or restored from a backup).
+ */
 export function installData(core: Core): void {
-  void core;
+  core.hooks.on("app.settingsChanged", ({ app }) => core.db.records.syncIndexes(app.id, wantedIndexes(app)));
+  core.hooks.on("app.deleting", ({ app }) => core.db.records.syncIndexes(app.id, []));
+  const startup = syncAll(core).catch((error: Error) => core.log.error("record index sync failed", { error: error.message }));
+  // A short CLI command may close the core at once: let the sync finish on this connection first.
+  core.onClose(() => startup);
+}
+
+async function syncAll(core: Core): Promise<void> {
+  const apps = await core.db.apps.list();
+  for (const app of apps) await core.db.records.syncIndexes(app.id, wantedIndexes(app));
+  await core.db.records.dropIndexesExcept(apps.map((a) => a.id));
 }

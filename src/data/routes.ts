@@ -1,8 +1,92 @@
+import * as v from "valibot";
+import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
+import { parseInput, readJson } from "../http/body.ts";
+import { requireTenant } from "../http/guards.ts";
+import { createRecord, deleteRecord, getRecord, listRecords, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
+import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
 
-/** HTTP routes of the data area (filled in by its issue). */
+// `data` is checked by checkData (object, size, depth) without valibot copying it, so keys
+// such as "__proto__" survive as the client sent them.
+const DataBody = v.object({ data: v.unknown() });
+const ShareBody = v.object({
+  expiresInSeconds: v.optional(
+    v.pipe(
+      v.number("must be a number of seconds"),
+      v.integer("must be a whole number of seconds"),
+      v.minValue(1, "must be at least 1"),
+      v.maxValue(MAX_SHARE_SECONDS, `must be at most ${MAX_SHARE_SECONDS} (365 days); omit it for a link that never expires`),
+    ),
+  ),
+});
+const queryInt = (min: number, max: number, what: string) =>
+  v.pipe(v.string(what), v.regex(/^\d{1,10}$/, what), v.transform(Number), v.minValue(min, what), v.maxValue(max, what));
+const ListQuery = v.object({
+  filter: v.optional(v.string("filter must appear once")),
+  sort: v.optional(v.string("sort must appear once")),
+  limit: v.optional(queryInt(1, RECORD_LIMITS.maxLimit, `limit must be an integer from 1 to ${RECORD_LIMITS.maxLimit}`)),
+  offset: v.optional(queryInt(0, Number.MAX_SAFE_INTEGER, "offset must be an integer of 0 or more")),
+});
+
+const param = (event: H3Event, name: string) => getRouterParam(event, name) ?? "";
+
 export function registerDataRoutes(router: Router, core: Core): void {
-  void router;
-  void core;
+  const limit = core.config.maxJsonBytes;
+  const base = "/api/v1/data/:collection";
+
+  router.post(base, async (event) => {
+    const auth = await requireTenant(event, core);
+    const body = await readJson(event, DataBody, limit);
+    const record = await createRecord(core, auth, param(event, "collection"), body.data);
+    event.res.status = 201;
+    return { record };
+  });
+
+  router.get(base, async (event) => {
+    const auth = await requireTenant(event, core);
+    const query = parseInput(ListQuery, getQuery(event), "query");
+    return listRecords(core, auth, param(event, "collection"), query);
+  });
+
+  router.post(`${base}/upsert`, async (event) => {
+    const auth = await requireTenant(event, core);
+    const body = await readJson(event, DataBody, limit);
+    const result = await upsertRecord(core, auth, param(event, "collection"), body.data);
+    event.res.status = result.created ? 201 : 200;
+    return result;
+  });
+
+  router.get(`${base}/:id`, async (event) => {
+    const auth = await requireTenant(event, core);
+    return { record: await getRecord(core, auth, param(event, "collection"), param(event, "id")) };
+  });
+
+  router.put(`${base}/:id`, async (event) => {
+    const auth = await requireTenant(event, core);
+    const body = await readJson(event, DataBody, limit);
+    return { record: await updateRecord(core, auth, param(event, "collection"), param(event, "id"), body.data) };
+  });
+
+  router.delete(`${base}/:id`, async (event) => {
+    const auth = await requireTenant(event, core);
+    await deleteRecord(core, auth, param(event, "collection"), param(event, "id"));
+    event.res.status = 204;
+    return null;
+  });
+
+  router.post(`${base}/:id/share`, async (event) => {
+    const auth = await requireTenant(event, core);
+    const body = await readJson(event, ShareBody, limit);
+    const shareToken = await createShareLink(core, auth, param(event, "collection"), param(event, "id"), body.expiresInSeconds);
+    event.res.status = 201;
+    return { shareToken };
+  });
+
+  router.delete(`${base}/:id/share`, async (event) => {
+    const auth = await requireTenant(event, core);
+    return revokeShareLinks(core, auth, param(event, "collection"), param(event, "id"));
+  });
+
+  router.get("/api/v1/public/shared/:token", async (event) => readShared(core, param(event, "token")));
 }

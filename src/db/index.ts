@@ -10,6 +10,7 @@ import { createOutboxRepo } from "./outbox.ts";
 import { createWebhooksRepo } from "./webhooks.ts";
 import { createFilesRepo } from "./files.ts";
 import { createBillingRepo } from "./billing.ts";
+import { createRecordsRepo } from "./records.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -29,6 +30,7 @@ export function createRepositories(sqlite: SqliteDb) {
     webhooks: createWebhooksRepo(sqlite),
     files: createFilesRepo(sqlite),
     billing: createBillingRepo(sqlite),
+    records: createRecordsRepo(sqlite),
   };
 }
 

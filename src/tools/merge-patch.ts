@@ -4,13 +4,20 @@ export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** RFC 7396 JSON Merge Patch: objects merge recursively, `null` removes a key, anything else replaces. */
+/**
+ * RFC 7396 JSON Merge Patch: objects merge recursively, `null` removes a key, anything else
+ * replaces. Keys are defined, not assigned, so a "__proto__" key from JSON.parse stays an
+ * ordinary key instead of changing the result's prototype.
+ */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch)) return patch;
   const result: JsonObject = isPlainObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
+    else {
+      const current = Object.hasOwn(result, key) ? result[key] : undefined;
+      Object.defineProperty(result, key, { value: mergePatch(current, value), enumerable: true, writable: true, configurable: true });
+    }
   }
   return result;
 }

@@ -1,0 +1,139 @@
+import { fail } from "../errors.ts";
+import { FIELD_PATH } from "../apps/settings.ts";
+import { isPlainObject } from "../tools/merge-patch.ts";
+
+/**
+ * The filter and sort language of record lists, parsed into a small tree that
+ * src/db/records-sql.ts compiles to parameterised SQL. Everything a client can send is
+ * checked here; the SQL layer trusts only what this file produces.
+ */
+
+export const FILTER_LIMITS = {
+  /** characters of the URL-decoded `filter` (and `sort`) parameter */
+  maxLength: 4096,
+  /** field conditions in one filter (each operator on each field counts one) */
+  maxClauses: 20,
+  /** nesting of the filter JSON (objects and arrays) */
+  maxDepth: 6,
+  /** values in one `$in` list */
+  maxIn: 100,
+  /** keys in one sort */
+  maxSortKeys: 4,
+} as const;
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** The record's own columns, named with a `$` prefix so they never clash with data fields. */
+export const META_FIELDS = { $id: "id", $createdAt: "created_at", $updatedAt: "updated_at" } as const;
+export type MetaColumn = (typeof META_FIELDS)[keyof typeof META_FIELDS];
+
+export type Target = { kind: "meta"; column: MetaColumn } | { kind: "field"; path: string };
+export type Operator = "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$in";
+const OPERATORS = new Set<string>(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in"]);
+
+export interface Condition {
+  target: Target;
+  op: Operator;
+  /** for `$in` an array; meta date values are already ms numbers */
+  value: Json;
+}
+
+export interface SortKey {
+  target: Target;
+  dir: 1 | -1;
+}
+
+const invalid = (message: string) => fail("invalid_filter", `Invalid filter: ${message}`);
+const invalidSort = (message: string) => fail("invalid_sort", `Invalid sort: ${message}`);
+
+function parseJsonParam(raw: string, name: "filter" | "sort", err: (m: string) => Error): unknown {
+  if (raw.length > FILTER_LIMITS.maxLength) throw err(`the ${name} is ${raw.length} characters long; the maximum is ${FILTER_LIMITS.maxLength}.`);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw err(`${name} must be URL-encoded JSON, e.g. ${name}=${encodeURIComponent(name === "filter" ? '{"status":"open"}' : '{"$createdAt":-1}')}.`);
+  }
+}
+
+function depthOf(value: unknown): number {
+  if (Array.isArray(value)) return 1 + Math.max(0, ...value.map(depthOf));
+  if (isPlainObject(value)) return 1 + Math.max(0, ...Object.values(value).map(depthOf));
+  return 0;
+}
+
+/** A filter or sort key: `$id`/`$createdAt`/`$updatedAt`, or a dotted path into `data`. */
+function parseTarget(key: string, err: (m: string) => Error): Target {
+  if (Object.hasOwn(META_FIELDS, key)) return { kind: "meta", column: META_FIELDS[key as keyof typeof META_FIELDS] };
+  if (key.startsWith("$")) {
+    throw err(`"${key}" is not supported. Filters compare fields with $eq, $ne, $gt, $gte, $lt, $lte and $in; the record's own fields are $id, $createdAt and $updatedAt.`);
+  }
+  if (!FIELD_PATH.test(key)) {
+    throw err(
+      `"${key.slice(0, 80)}" is not a valid field path: use segments of letters, digits, _ and - (starting with a letter or _, at most 64 characters each), joined by dots, at most 8 segments.`,
+    );
+  }
+  return { kind: "field", path: key };
+}
+
+function checkMetaValue(target: Target, op: Operator, value: Json, key: string): Json {
+  if (target.kind !== "meta") return value;
+  const one = (v: Json): Json => {
+    if (target.column === "id") {
+      if (typeof v !== "string") throw invalid(`${key} ${op} takes record ids (strings).`);
+      return v;
+    }
+    const ms = typeof v === "string" && /^\d{4}-\d\d-\d\dT/.test(v) ? Date.parse(v) : NaN;
+    if (Number.isNaN(ms)) throw invalid(`${key} ${op} takes ISO 8601 timestamps such as "2026-01-15T12:00:00.000Z".`);
+    return ms;
+  };
+  return op === "$in" ? (value as Json[]).map(one) : one(value);
+}
+
+function parseCondition(target: Target, key: string, op: string, value: Json): Condition {
+  if (!OPERATORS.has(op)) {
+    throw invalid(`unknown operator "${op.slice(0, 40)}" on "${key}". Supported: $eq, $ne, $gt, $gte, $lt, $lte, $in.`);
+  }
+  const operator = op as Operator;
+  if (operator === "$in") {
+    if (!Array.isArray(value)) throw invalid(`$in on "${key}" takes an array of values.`);
+    if (value.length > FILTER_LIMITS.maxIn) throw invalid(`$in on "${key}" has ${value.length} values; the maximum is ${FILTER_LIMITS.maxIn}.`);
+  } else if (operator !== "$eq" && operator !== "$ne" && value !== null && typeof value === "object") {
+    throw invalid(`${operator} on "${key}" compares with a number, string, boolean or null, not an object or array.`);
+  }
+  return { target, op: operator, value: checkMetaValue(target, operator, value, key) };
+}
+
+/** Parses the `filter` query parameter. Absent or empty means "every record". */
+export function parseFilter(raw: string | undefined): Condition[] {
+  if (raw === undefined || raw.trim() === "") return [];
+  const filter = parseJsonParam(raw, "filter", invalid) as Json;
+  if (!isPlainObject(filter)) throw invalid(`filter must be a JSON object such as {"status":"open"}.`);
+  if (depthOf(filter) > FILTER_LIMITS.maxDepth) throw invalid(`the filter is nested more than ${FILTER_LIMITS.maxDepth} levels deep.`);
+  const conditions: Condition[] = [];
+  for (const [key, spec] of Object.entries(filter)) {
+    const target = parseTarget(key, invalid);
+    const ops = isPlainObject(spec) ? Object.keys(spec) : [];
+    const operatorKeys = ops.filter((k) => k.startsWith("$"));
+    if (operatorKeys.length > 0 && operatorKeys.length !== ops.length) {
+      throw invalid(`"${key}" mixes operators and plain keys; use either {"$gte": 1} style operators or a plain value.`);
+    }
+    if (operatorKeys.length === 0) conditions.push(parseCondition(target, key, "$eq", spec as Json));
+    else for (const op of ops) conditions.push(parseCondition(target, key, op, (spec as Record<string, Json>)[op]!));
+    if (conditions.length > FILTER_LIMITS.maxClauses) throw invalid(`more than ${FILTER_LIMITS.maxClauses} conditions.`);
+  }
+  return conditions;
+}
+
+/** Parses the `sort` query parameter; absent means newest first. */
+export function parseSort(raw: string | undefined): SortKey[] {
+  if (raw === undefined || raw.trim() === "") return [{ target: { kind: "meta", column: "created_at" }, dir: -1 }];
+  const sort = parseJsonParam(raw, "sort", invalidSort);
+  if (!isPlainObject(sort)) throw invalidSort(`sort must be a JSON object such as {"priority":-1,"$createdAt":1}.`);
+  const entries = Object.entries(sort);
+  if (entries.length === 0) throw invalidSort("sort names no field.");
+  if (entries.length > FILTER_LIMITS.maxSortKeys) throw invalidSort(`at most ${FILTER_LIMITS.maxSortKeys} sort keys.`);
+  return entries.map(([key, dir]) => {
+    if (dir !== 1 && dir !== -1) throw invalidSort(`"${key}" must be 1 (ascending) or -1 (descending).`);
+    return { target: parseTarget(key, invalidSort), dir };
+  });
+}

@@ -1,0 +1,158 @@
+import type { Core } from "../core.ts";
+import type { TenantAuth } from "../http/guards.ts";
+import type { AppRow } from "../db/apps.ts";
+import { UniqueConflict, type RecordRow, type RecordScope } from "../db/records.ts";
+import { valueAtPath } from "../db/records-sql.ts";
+import { COLLECTION_NAME } from "../apps/settings.ts";
+import { fail } from "../errors.ts";
+import { newId } from "../crypto/random.ts";
+import { toIso } from "../clock.ts";
+import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
+import { parseFilter, parseSort, type Json } from "./query.ts";
+
+export const RECORD_LIMITS = {
+  /** bytes of a record's `data`, serialized as compact JSON */
+  maxDataBytes: 256 * 1024,
+  /** nesting of objects and arrays inside `data` */
+  maxDepth: 32,
+  maxLimit: 1000,
+  defaultLimit: 50,
+} as const;
+
+export interface PublicRecord {
+  id: string;
+  data: JsonObject;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toPublicRecord(row: RecordRow): PublicRecord {
+  return { id: row.id, data: JSON.parse(row.data) as JsonObject, createdAt: toIso(row.createdAt)!, updatedAt: toIso(row.updatedAt)! };
+}
+
+function collectionSettings(app: AppRow, collection: string) {
+  const c = Object.hasOwn(app.settings.collections, collection) ? app.settings.collections[collection] : undefined;
+  return { unique: c?.unique ?? [], indexed: c?.indexed ?? [] };
+}
+
+/** The fields of a collection that get an expression index: indexed ones and unique ones. */
+export function indexedFields(app: AppRow, collection: string): string[] {
+  const c = collectionSettings(app, collection);
+  return [...new Set([...c.indexed, ...c.unique])];
+}
+
+interface Scoped {
+  scope: RecordScope;
+  unique: string[];
+}
+
+/** The caller's tenant, app and collection: the predicate every record query carries. */
+export function recordScope(auth: TenantAuth, collection: string): Scoped {
+  if (!COLLECTION_NAME.test(collection)) {
+    throw fail("invalid_request", `Collection "${collection.slice(0, 80)}" is not valid: use 1 to 64 letters or digits (A-Z, a-z, 0-9).`);
+  }
+  return {
+    scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed: new Set(indexedFields(auth.app, collection)) },
+    unique: collectionSettings(auth.app, collection).unique,
+  };
+}
+
+/** Walks `data` once: nesting within the limit, and no number JSON cannot hold (1e400 parses to Infinity). */
+function checkValues(value: unknown, level: number): void {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw fail("invalid_request", "data holds a number too large for JSON (beyond ±1.8e308); store it as a string.");
+  }
+  if (value === null || typeof value !== "object") return;
+  if (level >= RECORD_LIMITS.maxDepth) throw fail("invalid_request", `data is nested more than ${RECORD_LIMITS.maxDepth} levels deep.`);
+  for (const v of Object.values(value)) checkValues(v, level + 1);
+}
+
+/** A record's data: a JSON object within the size and depth limits. */
+export function checkData(data: unknown): JsonObject {
+  if (!isPlainObject(data)) throw fail("invalid_request", "data must be a JSON object.");
+  checkValues(data, 0);
+  const bytes = Buffer.byteLength(JSON.stringify(data));
+  if (bytes > RECORD_LIMITS.maxDataBytes) {
+    throw fail("payload_too_large", `data is ${bytes} bytes as JSON; a record holds at most ${RECORD_LIMITS.maxDataBytes} bytes (256 KiB).`);
+  }
+  return data;
+}
+
+const notFound = (collection: string, id: string) => fail("not_found", `No record ${id.slice(0, 80)} in collection ${collection}.`);
+
+async function mapConflict<T>(collection: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof UniqueConflict) {
+      throw fail("conflict", `Another record in ${collection} already has this ${error.field}: ${error.field} is unique. Change the value or update that record.`);
+    }
+    throw error;
+  }
+}
+
+const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(mergePatch(current, patch));
+
+export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<PublicRecord> {
+  const { scope, unique } = recordScope(auth, collection);
+  const checked = checkData(data);
+  const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique));
+  return toPublicRecord(row);
+}
+
+export async function getRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<PublicRecord> {
+  const { scope } = recordScope(auth, collection);
+  const row = await core.db.records.get(scope, id);
+  if (!row) throw notFound(collection, id);
+  return toPublicRecord(row);
+}
+
+export interface ListQuery {
+  filter?: string;
+  sort?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export async function listRecords(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {
+  const { scope } = recordScope(auth, collection);
+  const conditions = parseFilter(query.filter);
+  const sort = parseSort(query.sort);
+  const limit = query.limit ?? RECORD_LIMITS.defaultLimit;
+  const offset = query.offset ?? 0;
+  const { records, total } = await core.db.records.list(scope, conditions, sort, limit, offset);
+  return { records: records.map(toPublicRecord), total, limit, offset };
+}
+
+/** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
+export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, patch: unknown): Promise<PublicRecord> {
+  const { scope, unique } = recordScope(auth, collection);
+  if (!isPlainObject(patch)) throw fail("invalid_request", "data must be a JSON object (a merge patch).");
+  const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
+  if (!row) throw notFound(collection, id);
+  return toPublicRecord(row);
+}
+
+export async function deleteRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<void> {
+  const { scope } = recordScope(auth, collection);
+  if (!(await core.db.records.remove(scope, id))) throw notFound(collection, id);
+}
+
+/**
+ * Upsert on the collection's first unique field: the record holding the same value is
+ * merge-patched with `data` (like PUT), otherwise `data` becomes a new record.
+ */
+export async function upsertRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<{ record: PublicRecord; created: boolean }> {
+  const { scope, unique } = recordScope(auth, collection);
+  const checked = checkData(data);
+  const field = unique[0];
+  if (!field) {
+    throw fail("invalid_request", `Collection ${collection} has no unique field to match on: a developer sets one in the app settings (collections.${collection}.unique).`);
+  }
+  const value = valueAtPath(checked, field) as Json | undefined;
+  if (value === undefined || value === null) throw fail("invalid_request", `data.${field} is required: upsert matches records on the unique field ${field}.`);
+  const result = await mapConflict(collection, () =>
+    core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique),
+  );
+  return { record: toPublicRecord(result.row), created: result.created };
+}

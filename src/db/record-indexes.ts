@@ -1,0 +1,31 @@
+import { createHash } from "node:crypto";
+import { COLLECTION_NAME } from "../apps/settings.ts";
+import { APP_ID, JSON_PATH_TEXT, jsonPath, literal, rankSql, valueSql } from "./records-sql.ts";
+
+const hash = (s: string, n: number) => createHash("sha256").update(s).digest("hex").slice(0, n);
+
+/** Per-app prefix of index names, so one app's indexes can be listed and dropped. */
+export const indexPrefix = (appId: string) => `records_f_${hash(appId, 12)}_`;
+
+export interface FieldIndex {
+  name: string;
+  sql: string;
+}
+
+/**
+ * The expression index of one field of one app's collection. Leads with the columns every
+ * query pins, then the type rank and the value, so equality, ranges and sorts on the field
+ * read only matching rows. Ends with created_at (then the implicit rowid, `seq`), so an
+ * equality match comes out newest first and a field sort needs no tie-break sort. Partial
+ * on the app and collection, so other apps' writes never touch it. The name is a hash: no
+ * user text becomes an SQL identifier.
+ */
+export function fieldIndex(appId: string, collection: string, path: string): FieldIndex {
+  const p = literal(jsonPath(path), JSON_PATH_TEXT);
+  const body =
+    `ON records (app_id, tenant_id, collection, ${rankSql(p)}, ${valueSql(p)}, created_at) ` +
+    `WHERE app_id = ${literal(appId, APP_ID)} AND collection = ${literal(collection, COLLECTION_NAME)}`;
+  // The definition is part of the name: a changed definition gets a new index, the old one is dropped.
+  const name = indexPrefix(appId) + hash(body, 20);
+  return { name, sql: `CREATE INDEX IF NOT EXISTS "${name}" ${body}` };
+}

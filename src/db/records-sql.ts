@@ -1,0 +1,227 @@
+import { COLLECTION_NAME, FIELD_PATH } from "../apps/settings.ts";
+import type { Condition, Json, SortKey, Target } from "../data/query.ts";
+
+/**
+ * Compiles parsed filters and sorts (src/data/query.ts) to SQL over `records`.
+ *
+ * Type-exact MongoDB semantics come from a type rank per value, in MongoDB's sort order:
+ * 1 null or missing, 2 number, 3 string, 4 object, 5 array, 6 boolean. A condition is
+ * "same rank AND same SQLite value", so 1 never equals "1" or true, and ranges never
+ * cross types. The rank expression is also the second-to-last column of every per-field
+ * index, so typed filters and sorts on indexed fields walk the index.
+ *
+ * JSON paths are bound as parameters, except for the app's indexed fields: an expression
+ * index only matches a query that repeats its expression literally, so those paths (checked
+ * against FIELD_PATH again right here) are written into the SQL text, as are the app id and
+ * collection that pin the partial index.
+ */
+
+export interface Fragment {
+  sql: string;
+  params: unknown[];
+}
+
+/** Who is asking and where: the server adds this predicate to every statement. */
+export interface RecordScope {
+  appId: string;
+  tenantId: string;
+  collection: string;
+  /** data fields that have an expression index in this app's collection */
+  indexed: ReadonlySet<string>;
+}
+
+export const APP_ID = /^[A-Za-z0-9_]{1,64}$/;
+/** What jsonPath() yields for a FIELD_PATH: safe inside an SQL string literal. */
+export const JSON_PATH_TEXT = /^[$A-Za-z0-9_."-]+$/;
+
+/** `a.b` → `$."a"."b"`. Segments match FIELD_PATH, so they never hold a quote. */
+export function jsonPath(path: string): string {
+  if (!FIELD_PATH.test(path)) throw new Error(`records-sql: refusing field path ${JSON.stringify(path)}`);
+  return "$" + path.split(".").map((s) => `."${s}"`).join("");
+}
+
+export function literal(text: string, pattern: RegExp): string {
+  if (!pattern.test(text)) throw new Error(`records-sql: refusing literal ${JSON.stringify(text)}`);
+  return `'${text}'`;
+}
+
+export const rankSql = (p: string) =>
+  `CASE json_type(data, ${p}) WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END`;
+export const valueSql = (p: string) => `json_extract(data, ${p})`;
+
+/** The rank and value expressions of a data field, as fragments (the path bound or literal). */
+function fieldExprs(path: string, scope: RecordScope): { rank: Fragment; value: Fragment } {
+  const jp = jsonPath(path);
+  if (scope.indexed.has(path)) {
+    const lit = literal(jp, JSON_PATH_TEXT);
+    return { rank: { sql: rankSql(lit), params: [] }, value: { sql: valueSql(lit), params: [] } };
+  }
+  return { rank: { sql: rankSql("?"), params: [jp] }, value: { sql: valueSql("?"), params: [jp] } };
+}
+
+function rankOf(v: Json): number {
+  if (v === null) return 1;
+  if (typeof v === "number") return 2;
+  if (typeof v === "string") return 3;
+  if (typeof v === "boolean") return 6;
+  return Array.isArray(v) ? 5 : 4;
+}
+
+/** The SQL placeholder and bound value for a JSON value compared with json_extract(). */
+function bind(v: Json): { sql: string; param: unknown } {
+  if (typeof v === "boolean") return { sql: "?", param: v ? 1 : 0 };
+  if (v !== null && typeof v === "object") return { sql: "json(?)", param: JSON.stringify(v) };
+  return { sql: "?", param: v };
+}
+
+const FALSE: Fragment = { sql: "0", params: [] };
+
+function join(parts: Fragment[], sep: string): Fragment {
+  return { sql: parts.map((p) => p.sql).join(sep), params: parts.flatMap((p) => p.params) };
+}
+
+function fieldCondition(path: string, op: Condition["op"], value: Json, scope: RecordScope): Fragment {
+  const { rank, value: val } = fieldExprs(path, scope);
+  const rankIs = (r: number): Fragment => ({ sql: `${rank.sql} = ${r}`, params: rank.params });
+  const compare = (sqlOp: string, v: Json): Fragment => {
+    if (v === null) return rankIs(1);
+    const b = bind(v);
+    return { sql: `(${rank.sql} = ${rankOf(v)} AND ${val.sql} ${sqlOp} ${b.sql})`, params: [...rank.params, ...val.params, b.param] };
+  };
+  switch (op) {
+    case "$eq":
+      return compare("=", value);
+    case "$ne": {
+      const eq = compare("=", value);
+      return { sql: `NOT (${eq.sql})`, params: eq.params };
+    }
+    case "$gt":
+    case "$lt":
+      return value === null ? FALSE : compare(op === "$gt" ? ">" : "<", value);
+    case "$gte":
+    case "$lte":
+      return compare(op === "$gte" ? ">=" : "<=", value);
+    case "$in": {
+      const values = value as Json[];
+      if (values.length === 0) return FALSE;
+      const parts: Fragment[] = [];
+      if (values.some((v) => v === null)) parts.push(rankIs(1));
+      // Scalars of one type share one IN list; objects and arrays compare one by one.
+      const byRank = new Map<number, Json[]>();
+      for (const v of values) {
+        if (v === null) continue;
+        if (typeof v === "object") parts.push(compare("=", v));
+        else byRank.set(rankOf(v), [...(byRank.get(rankOf(v)) ?? []), v]);
+      }
+      for (const [r, vs] of byRank) {
+        const bs = vs.map(bind);
+        parts.push({
+          sql: `(${rank.sql} = ${r} AND ${val.sql} IN (${bs.map((b) => b.sql).join(", ")}))`,
+          params: [...rank.params, ...val.params, ...bs.map((b) => b.param)],
+        });
+      }
+      const all = join(parts, " OR ");
+      return { sql: `(${all.sql})`, params: all.params };
+    }
+  }
+}
+
+const SQL_OPS = { $eq: "=", $ne: "!=", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
+
+function metaCondition(column: string, op: Condition["op"], value: Json): Fragment {
+  if (op === "$in") {
+    const values = value as Json[];
+    if (values.length === 0) return FALSE;
+    return { sql: `${column} IN (${values.map(() => "?").join(", ")})`, params: values };
+  }
+  return { sql: `${column} ${SQL_OPS[op]} ?`, params: [value] };
+}
+
+/** The server's own predicate: app, tenant, collection. Literal when a partial index may serve. */
+export function scopeWhere(scope: RecordScope): Fragment {
+  if (scope.indexed.size === 0) {
+    return { sql: "app_id = ? AND tenant_id = ? AND collection = ?", params: [scope.appId, scope.tenantId, scope.collection] };
+  }
+  return {
+    sql: `app_id = ${literal(scope.appId, APP_ID)} AND tenant_id = ? AND collection = ${literal(scope.collection, COLLECTION_NAME)}`,
+    params: [scope.tenantId],
+  };
+}
+
+export function whereSql(scope: RecordScope, conditions: Condition[]): Fragment {
+  const parts = [scopeWhere(scope)];
+  for (const c of conditions) {
+    parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value) : fieldCondition(c.target.path, c.op, c.value, scope));
+  }
+  return join(parts, " AND ");
+}
+
+/**
+ * Whether the filter lets only one type of value through for `path`. Then the rank term
+ * is the same for every row and is left out of ORDER BY: SQLite does not see on its own
+ * that an expression pinned by equality is constant, and would sort instead of walking
+ * the index.
+ */
+function rankPinned(conditions: Condition[], path: string): boolean {
+  return conditions.some((c) => {
+    if (c.target.kind !== "field" || c.target.path !== path || c.op === "$ne") return false;
+    if (c.op !== "$in") return true;
+    const values = c.value as Json[];
+    return values.length > 0 && values.every((v) => rankOf(v) === rankOf(values[0]!));
+  });
+}
+
+function sortTerms(key: SortKey, conditions: Condition[], scope: RecordScope): Fragment[] {
+  const dir = key.dir === 1 ? "ASC" : "DESC";
+  const target = key.target;
+  if (target.kind === "meta") return [{ sql: `${target.column} ${dir}`, params: [] }];
+  const { rank, value } = fieldExprs(target.path, scope);
+  const valueTerm = { sql: `${value.sql} ${dir}`, params: value.params };
+  return rankPinned(conditions, target.path) ? [valueTerm] : [{ sql: `${rank.sql} ${dir}`, params: rank.params }, valueTerm];
+}
+
+const INDEXABLE = new Set<Condition["op"]>(["$eq", "$in", "$gt", "$gte", "$lt", "$lte"]);
+
+/**
+ * Whether the planner may satisfy ORDER BY from an index. When the filter narrows an
+ * indexed field but the order is not one that field's index yields, an index walked in
+ * ORDER BY order (newest first) would wade through every non-matching row of the tenant,
+ * which is slow exactly on skewed data (PERFORMANCE.md). Then the sort terms are written
+ * as `+expr`, which no index matches: the planner picks the field index and sorts the
+ * matches instead.
+ */
+function orderFromIndex(scope: RecordScope, conditions: Condition[], sort: SortKey[]): boolean {
+  const narrowing = conditions.filter((c) => c.target.kind === "field" && scope.indexed.has(c.target.path) && INDEXABLE.has(c.op));
+  if (narrowing.length === 0 || sort.length !== 1) return narrowing.length === 0;
+  const key = sort[0]!.target;
+  // A range or equality on the sorted field: its index serves both.
+  if (key.kind === "field") return narrowing.some((c) => c.target.kind === "field" && c.target.path === key.path);
+  // Equality on an indexed field, sorted by creation: the index ends with created_at.
+  return key.column === "created_at" && narrowing.some((c) => c.op === "$eq" && c.value !== null);
+}
+
+/**
+ * ORDER BY with a final tie-break on creation time, then `seq` (creation order), in the
+ * last key's direction: the order is total, so pages tile the result.
+ */
+export function orderSql(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Fragment {
+  const terms = sort.flatMap((k) => sortTerms(k, conditions, scope));
+  const last = sort.at(-1)?.dir === 1 ? "ASC" : "DESC";
+  const sortsBy = (column: string) => sort.some((k) => k.target.kind === "meta" && k.target.column === column);
+  if (!sortsBy("id")) {
+    if (!sortsBy("created_at")) terms.push({ sql: `created_at ${last}`, params: [] });
+    terms.push({ sql: `seq ${last}`, params: [] });
+  }
+  const plus = orderFromIndex(scope, conditions, sort) ? "" : "+";
+  return join(terms.map((t) => ({ sql: plus + t.sql, params: t.params })), ", ");
+}
+
+/** A record's value at a dotted path, the way json_extract reaches it (objects only). */
+export function valueAtPath(data: unknown, path: string): Json | undefined {
+  let node: unknown = data;
+  for (const seg of path.split(".")) {
+    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, seg)) return undefined;
+    node = (node as Record<string, unknown>)[seg];
+  }
+  return node as Json;
+}

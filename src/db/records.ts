@@ -1,0 +1,208 @@
+import type { Statement } from "better-sqlite3";
+import type { SqliteDb } from "./connection.ts";
+import type { Condition, Json, SortKey } from "../data/query.ts";
+import { orderSql, valueAtPath, whereSql, type RecordScope } from "./records-sql.ts";
+import { fieldIndex, indexPrefix, type FieldIndex } from "./record-indexes.ts";
+
+export type { RecordScope } from "./records-sql.ts";
+
+export interface RecordRow {
+  seq: number;
+  id: string;
+  /** serialized JSON object */
+  data: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface RawRecord {
+  seq: number;
+  id: string;
+  data: string;
+  created_at: number;
+  updated_at: number;
+}
+
+const toRecord = (r: RawRecord): RecordRow => ({ seq: r.seq, id: r.id, data: r.data, createdAt: r.created_at, updatedAt: r.updated_at });
+
+/** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
+export class UniqueConflict extends Error {
+  constructor(readonly field: string) {
+    super(`unique field ${field} taken`);
+  }
+}
+
+/** Turns the stored data into the next data (merge patch); may throw to abort the write. */
+export type DataTransform = (current: Record<string, unknown>) => Record<string, unknown>;
+
+export interface ShareLinkRow {
+  id: string;
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+const COLUMNS = "seq, id, data, created_at, updated_at";
+const STATEMENT_CACHE_SIZE = 500;
+const INDEX_NAME = /^records_f_[0-9a-f]{12}_[0-9a-f]{20}$/;
+
+export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
+
+export function createRecordsRepo(db: SqliteDb) {
+  // Filters make SQL text vary, so those statements are prepared once per text, LRU-bounded.
+  const cache = new Map<string, Statement>();
+  function stmt(sql: string): Statement {
+    let s = cache.get(sql);
+    if (s) {
+      cache.delete(sql);
+    } else {
+      s = db.prepare(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    }
+    cache.set(sql, s);
+    return s;
+  }
+
+  const q = {
+    byId: db.prepare<[string, string, string, string], RawRecord>(
+      `SELECT ${COLUMNS} FROM records WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ?`,
+    ),
+    insert: db.prepare<[string, string, string, string, string, number, number]>(
+      "INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ),
+    update: db.prepare<[string, number, number]>("UPDATE records SET data = ?, updated_at = ? WHERE seq = ?"),
+    remove: db.prepare<[string, string, string, string]>("DELETE FROM records WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ?"),
+    shareInsert: db.prepare<[string, string, string, number, number | null]>(
+      "INSERT INTO share_links (id, token_hash, record_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+    ),
+    shareRevoke: db.prepare<[string]>("DELETE FROM share_links WHERE record_id = ?"),
+    shareFind: db.prepare<[string], RawRecord & { expires_at: number | null }>(
+      `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
+    ),
+    indexNames: db.prepare<[number, string], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, ?) = ?").pluck(),
+  };
+
+  const byId = (scope: RecordScope, id: string) => q.byId.get(id, scope.appId, scope.tenantId, scope.collection);
+
+  function assertUnique(scope: RecordScope, data: Record<string, unknown>, unique: readonly string[], exceptSeq: number) {
+    for (const field of unique) {
+      const value = valueAtPath(data, field);
+      // Like SQL UNIQUE, records without a value (missing or null) never collide.
+      if (value === undefined || value === null) continue;
+      const w = whereSql(scope, [{ target: { kind: "field", path: field }, op: "$eq", value }]);
+      if (stmt(`SELECT 1 FROM records WHERE ${w.sql} AND seq != ? LIMIT 1`).get(...w.params, exceptSeq)) throw new UniqueConflict(field);
+    }
+  }
+
+  function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): RecordRow {
+    assertUnique(scope, data, unique, -1);
+    const text = JSON.stringify(data);
+    const seq = Number(q.insert.run(id, scope.appId, scope.tenantId, scope.collection, text, now, now).lastInsertRowid);
+    return { seq, id, data: text, createdAt: now, updatedAt: now };
+  }
+
+  function updateRow(scope: RecordScope, row: RawRecord, transform: DataTransform, now: number, unique: readonly string[]): RecordRow {
+    const next = transform(JSON.parse(row.data) as Record<string, unknown>);
+    assertUnique(scope, next, unique, row.seq);
+    const text = JSON.stringify(next);
+    q.update.run(text, now, row.seq);
+    return { ...toRecord(row), data: text, updatedAt: now };
+  }
+
+  const txInsert = db.transaction(insertRow);
+  const txUpdate = db.transaction((scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]) => {
+    const row = byId(scope, id);
+    return row && updateRow(scope, row, transform, now, unique);
+  });
+  const txUpsert = db.transaction(
+    (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) => {
+      const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+      const existing = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1`).get(...w.params) as RawRecord | undefined;
+      if (existing) return { row: updateRow(scope, existing, transform, now, unique), created: false };
+      return { row: insertRow(scope, newId, data, now, unique), created: true };
+    },
+  );
+  const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number, offset: number) => {
+    const w = whereSql(scope, conditions);
+    const o = orderSql(scope, conditions, sort);
+    const rows = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`).all(...w.params, ...o.params, limit, offset) as RawRecord[];
+    const total = (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
+    return { records: rows.map(toRecord), total };
+  });
+  const txShare = db.transaction((scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string) => {
+    if (!byId(scope, recordId)) return false;
+    q.shareInsert.run(link.id, tokenHash, recordId, link.createdAt, link.expiresAt);
+    return true;
+  });
+  const txRevoke = db.transaction((scope: RecordScope, recordId: string) => (byId(scope, recordId) ? q.shareRevoke.run(recordId).changes : undefined));
+
+  function dropIndex(name: string) {
+    if (!INDEX_NAME.test(name)) throw new Error(`records: refusing to drop index ${JSON.stringify(name)}`);
+    db.exec(`DROP INDEX IF EXISTS "${name}"`);
+  }
+  const txSyncIndexes = db.transaction((prefix: string, wanted: FieldIndex[]) => {
+    const keep = new Set(wanted.map((i) => i.name));
+    for (const name of q.indexNames.all(prefix.length, prefix)) if (!keep.has(name)) dropIndex(name);
+    for (const index of wanted) db.exec(index.sql);
+  });
+
+  return {
+    async get(scope: RecordScope, id: string): Promise<RecordRow | undefined> {
+      const row = byId(scope, id);
+      return row && toRecord(row);
+    },
+    /** One query for the page, one for the total, read from the same snapshot. */
+    async list(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number, offset: number): Promise<{ records: RecordRow[]; total: number }> {
+      return txList(scope, conditions, sort, limit, offset);
+    },
+    /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
+    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+      return txInsert.immediate(scope, id, data, now, unique);
+    },
+    /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
+    async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined> {
+      return txUpdate.immediate(scope, id, transform, now, unique);
+    },
+    /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
+    async upsert(
+      scope: RecordScope,
+      key: { field: string; value: Json },
+      newId: string,
+      data: Record<string, unknown>,
+      transform: DataTransform,
+      now: number,
+      unique: readonly string[],
+    ): Promise<{ row: RecordRow; created: boolean }> {
+      return txUpsert.immediate(scope, key, newId, data, transform, now, unique);
+    },
+    async remove(scope: RecordScope, id: string): Promise<boolean> {
+      return q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
+    },
+    async createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string): Promise<boolean> {
+      return txShare.immediate(scope, recordId, link, tokenHash);
+    },
+    /** Deletes every share link of the record; undefined when the record is not in scope. */
+    async revokeShareLinks(scope: RecordScope, recordId: string): Promise<number | undefined> {
+      return txRevoke.immediate(scope, recordId);
+    },
+    async findShared(tokenHash: string): Promise<{ record: RecordRow; expiresAt: number | null } | undefined> {
+      const r = q.shareFind.get(tokenHash);
+      return r && { record: toRecord(r), expiresAt: r.expires_at };
+    },
+    /** Makes the app's per-field indexes exactly `fields`: missing ones built, stale ones dropped. */
+    async syncIndexes(appId: string, fields: { collection: string; path: string }[]): Promise<void> {
+      txSyncIndexes.immediate(indexPrefix(appId), fields.map((f) => fieldIndex(appId, f.collection, f.path)));
+    },
+    /** Drops per-field indexes of apps that no longer exist. */
+    async dropIndexesExcept(appIds: string[]): Promise<void> {
+      const live = new Set(appIds.map(indexPrefix));
+      for (const name of q.indexNames.all(10, "records_f_")) if (!live.has(name.slice(0, 23))) dropIndex(name);
+    },
+    /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
+    async explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]> {
+      const w = whereSql(scope, conditions);
+      const o = orderSql(scope, conditions, sort);
+      const sql = `EXPLAIN QUERY PLAN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`;
+      return (db.prepare(sql).all(...w.params, ...o.params, 50, 0) as { detail: string }[]).map((r) => r.detail);
+    },
+  };
+}
