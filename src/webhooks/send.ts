@@ -22,8 +22,8 @@ function pinnedLookup(target: VettedTarget): LookupFunction {
 
 /**
  * One POST, no retry, no redirect followed. The whole attempt (DNS, connect, TLS, the
- * receiver's answer) has `timeoutMs`; a status below 300 is success. A 3xx is a failure:
- * the receiver did not take the event and we do not follow it elsewhere.
+ * receiver's answer) has `timeoutMs`. As the spec's delivery contract says, only a status of
+ * 400 or more is a failure: a 3xx is recorded as delivered, and never followed elsewhere.
  */
 export async function postOnce(
   rawUrl: string,
@@ -51,7 +51,6 @@ export async function postOnce(
     socketClosed = sent.closed;
     const statusCode = await Promise.race([sent.status, deadline]);
     if (statusCode >= 400) return done(statusCode, `receiver answered ${statusCode}`);
-    if (statusCode >= 300) return done(statusCode, `receiver answered ${statusCode} (a redirect; redirects are not followed)`);
     return done(statusCode, null);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
