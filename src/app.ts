@@ -1,7 +1,7 @@
 import { H3 } from "h3";
 import type { TenantBackendConfig } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
-import { defineErrorMiddleware } from "./errors.ts";
+import { defineErrorMiddleware, errorToResponse } from "./errors.ts";
 import { defineCorsMiddleware } from "./http/cors.ts";
 import { createRouter } from "./http/router.ts";
 import { registerAreaRoutes } from "./areas.ts";
@@ -28,7 +28,9 @@ export interface TenantBackend extends H3 {
 export async function createTenantBackend(config: TenantBackendConfig = {}): Promise<TenantBackend> {
   const core = createCore(config);
   try {
-    const h3 = new H3();
+    // The app-level hook catches what h3 rejects before any middleware (a malformed
+    // percent-encoded path); the middleware covers the rest, also when a host mounts us.
+    const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
     h3.use(defineErrorMiddleware(core.log));
     h3.use(defineCorsMiddleware(core));
     const { router, finish } = createRouter(h3);

@@ -73,25 +73,28 @@ export function errorResponse(status: number, code: string, message: string, hea
   return new Response(errorBody(code, message), { status, headers: h });
 }
 
+/** The `{ error, message }` reply for any error; unexpected ones are logged and hidden. */
+export function errorToResponse(error: HTTPError, event: H3Event, log: Logger): Response {
+  const headers = new Headers(event.res.headers);
+  error.headers?.forEach((v, k) => headers.set(k, v));
+  const known = HTTPError.isError(error) && !error.unhandled;
+  const code = known ? (error.body?.error as string | undefined) ?? CODE_FOR_STATUS[error.status] : undefined;
+  if (!known || !code || code === "internal_error") {
+    log.error("request failed", {
+      method: event.req.method,
+      path: event.url?.pathname,
+      error: (error.cause as Error | undefined)?.stack ?? error.stack ?? String(error),
+    });
+    return errorResponse(500, "internal_error", "Something went wrong on the server. It has been logged.", headers);
+  }
+  return errorResponse(error.status, code, error.message || code, headers);
+}
+
 /**
  * Maps every error to `{ error, message }`. A middleware (not an app hook) so it still
  * runs when a host app mounts tenantd. Unexpected errors are logged and answered as
  * `internal_error` without internals.
  */
 export function defineErrorMiddleware(log: Logger): Middleware {
-  return onError((error: HTTPError, event: H3Event) => {
-    const headers = new Headers(event.res.headers);
-    error.headers?.forEach((v, k) => headers.set(k, v));
-    const known = HTTPError.isError(error) && !error.unhandled;
-    const code = known ? (error.body?.error as string | undefined) ?? CODE_FOR_STATUS[error.status] : undefined;
-    if (!known || !code || code === "internal_error") {
-      log.error("request failed", {
-        method: event.req.method,
-        path: event.url.pathname,
-        error: (error.cause as Error | undefined)?.stack ?? error.stack ?? String(error),
-      });
-      return errorResponse(500, "internal_error", "Something went wrong on the server. It has been logged.", headers);
-    }
-    return errorResponse(error.status, code, error.message || code, headers);
-  });
+  return onError((error: HTTPError, event: H3Event) => errorToResponse(error, event, log));
 }

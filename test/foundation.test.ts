@@ -77,6 +77,7 @@ describe("request plumbing", () => {
   it("answers unknown routes and wrong methods with JSON 404 and 405", async () => {
     const t = await startBackend();
     expectError(await t.request("GET", "/api/v1/nothing-here"), 404, "not_found");
+    expectError(await t.request("GET", "/api/v1/data/notes/%ZZ"), 400, "invalid_request");
     const res = await t.request("DELETE", "/api/v1/auth/login");
     expectError(res, 405, "method_not_allowed");
     expect(res.headers.get("allow")).toBe("POST");
