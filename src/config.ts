@@ -33,6 +33,11 @@ export interface TenantBackendConfig {
   webhooks?: Partial<WebhookConfig>;
   /** File uploads and their public URLs. */
   files?: { maxBytes?: number; cdnBaseUrl?: string };
+  /**
+   * Serve the development billing provider (local checkout pages that take no payment) for
+   * apps without Stripe keys. Env `TENANTD_DEV_BILLING`; default on, off when NODE_ENV=production.
+   */
+  devBilling?: boolean;
   /** Override where the Stripe client connects (tests point it at a local fake). */
   stripeApi?: { host: string; port: number; protocol: "http" | "https" };
   /** On an empty database, create a default app and print its credentials. Default true. */
@@ -90,6 +95,7 @@ export interface ResolvedConfig {
   email: Required<Pick<EmailConfig, "transport" | "from">> & Pick<EmailConfig, "smtp">;
   webhooks: WebhookConfig;
   files: FilesConfig;
+  devBilling: boolean;
   stripeApi: TenantBackendConfig["stripeApi"];
   bootstrap: boolean;
   clock: Clock;
@@ -119,6 +125,7 @@ const ConfigSchema = v.strictObject({
     maxBytes: v.optional(positiveInt),
     cdnBaseUrl: v.optional(v.pipe(urlString, v.check((s) => /^https?:\/\/[^?#]+$/.test(s), "must be an http(s) URL without query or fragment"))),
   })),
+  devBilling: v.optional(v.boolean()),
   stripeApi: v.optional(v.strictObject({ host: v.string(), port: positiveInt, protocol: v.picklist(["http", "https"]) })),
   bootstrap: v.optional(v.boolean()),
   clock: v.optional(v.custom<Clock>((f) => typeof f === "function", "must be a function returning ms since epoch")),
@@ -176,6 +183,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
     email: { transport: c.email?.transport ?? "outbox", from: c.email?.from ?? "tenantd <no-reply@localhost>", smtp: c.email?.smtp },
     webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? /^(1|true)$/i.test(env.TENANTD_WEBHOOKS_ALLOW_INSECURE ?? ""), timeoutMs: c.webhooks?.timeoutMs ?? 1500 },
     files: { maxBytes: c.files?.maxBytes ?? 10 * 1024 * 1024, cdnBaseUrl: c.files?.cdnBaseUrl?.replace(/\/+$/, "") ?? null },
+    devBilling: c.devBilling ?? (env.TENANTD_DEV_BILLING !== undefined ? /^(1|true)$/i.test(env.TENANTD_DEV_BILLING) : env.NODE_ENV !== "production"),
     stripeApi: c.stripeApi,
     bootstrap: c.bootstrap ?? true,
     clock: c.clock ?? systemClock,

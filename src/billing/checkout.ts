@@ -27,6 +27,13 @@ async function requireTenantRow(core: Core, app: AppRow, tenantId: string) {
   return tenant;
 }
 
+/** Without Stripe keys, plans are free through the development pages: never in production. */
+function requireDevBilling(core: Core): void {
+  if (!core.config.devBilling) {
+    throw fail("conflict", "This app has no Stripe secret key and the development billing provider is off (production): set settings.billing.stripeSecretKey.");
+  }
+}
+
 /**
  * Starts a checkout for a plan: a Stripe Checkout session when the app has a Stripe key,
  * else the development provider's local page. A tenant who already pays is sent to the
@@ -41,6 +48,7 @@ export async function startCheckout(core: Core, app: AppRow, tenantId: string, b
   }
   const stripe = stripeFor(core, app);
   if (!stripe) {
+    requireDevBilling(core);
     if (body.currency && body.currency !== plan.currency) throw fail("invalid_request", `body.currency: plan ${plan.slug} is priced in ${plan.currency}.`);
     return createDevCheckout(core, app, tenantId, plan, body.successUrl, body.cancelUrl);
   }
@@ -76,6 +84,7 @@ export async function openPortal(core: Core, app: AppRow, tenantId: string, retu
   const current = (await core.db.billing.subscriptions(app.id, tenantId)).find((s) => s.source === "billing_provider");
   const stripe = stripeFor(core, app);
   if (current?.provider === "dev" || !stripe) {
+    requireDevBilling(core);
     if (current?.provider !== "dev") throw fail("conflict", "This tenant has no subscription to manage yet: start one with POST /api/v1/billing/checkout.");
     return createDevPortal(core, app, tenantId, returnUrl);
   }

@@ -28,6 +28,7 @@ async function formAction(event: H3Event, core: Core): Promise<string> {
 
 /** The development provider's checkout and portal pages (only reachable through their tokens). */
 export function registerBillingDevRoutes(router: Router, core: Core): void {
+  if (!core.config.devBilling) return;
   const token = (event: H3Event) => getRouterParam(event, "token") ?? "";
 
   router.get(`${DEV_PAGE_PATH}/checkout/:token`, async (event) => html(await renderCheckoutPage(core, token(event))));
