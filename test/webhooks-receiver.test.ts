@@ -1,8 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createReceiver } from "../examples/webhook-receiver/server.ts";
-import { verifyDelivery } from "../examples/webhook-receiver/verify.ts";
-import type { TenantdEvent } from "../examples/webhook-receiver/verify.ts";
+import { createReceiver } from "../examples/webhook-receiver/server.mjs";
+import { verifyDelivery } from "../examples/webhook-receiver/verify.mjs";
+import type { TenantdEvent } from "../examples/webhook-receiver/verify.mjs";
 import { signEnvelope } from "../src/webhooks/sign.ts";
 import { developerSession, signupTenant, startBackend } from "./_helpers.ts";
 import { configureWebhook, finishedDeliveries, startReceiver, type Received } from "./_webhook-receiver.ts";

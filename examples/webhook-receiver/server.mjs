@@ -1,21 +1,15 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
-import { createReplayGuard, verifyDelivery, type TenantdEvent } from "./verify.ts";
+import { createReplayGuard, verifyDelivery } from "./verify.mjs";
 
-export type Handlers = Partial<Record<string, (event: TenantdEvent) => unknown>>;
+/** @typedef {import("./verify.mjs").TenantdEvent} TenantdEvent */
 
-export interface ReceiverOptions {
-  secret: string;
-  /** One function per event name you act on; any other event is answered 200 and ignored. */
-  handlers: Handlers;
-  now?: () => number;
-  maxBodyBytes?: number;
-}
-
-async function readRaw(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
+/** Reads the raw body, or null past `limit` bytes. */
+async function readRaw(/** @type {import("node:http").IncomingMessage} */ req, /** @type {number} */ limit) {
+  /** @type {Buffer[]} */
+  const chunks = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  for await (const chunk of req) {
     size += chunk.length;
     if (size > limit) return null;
     chunks.push(chunk);
@@ -26,12 +20,14 @@ async function readRaw(req: IncomingMessage, limit: number): Promise<Buffer | nu
 /**
  * A tenantd webhook receiver on node:http: raw body, verify the signature, refuse replays,
  * then dispatch by event name. Answer fast (tenantd waits 1.5 s): queue slow work.
+ *
+ * @param {{ secret: string, handlers: Partial<Record<string, (event: TenantdEvent) => unknown>>, now?: () => number, maxBodyBytes?: number }} opts
  */
-export function createReceiver(opts: ReceiverOptions): Server {
+export function createReceiver(opts) {
   const now = opts.now ?? Date.now;
   const replays = createReplayGuard();
   return createServer(async (req, res) => {
-    const reply = (status: number, body: object) => {
+    const reply = (/** @type {number} */ status, /** @type {object} */ body) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
@@ -39,7 +35,9 @@ export function createReceiver(opts: ReceiverOptions): Server {
     const raw = await readRaw(req, opts.maxBodyBytes ?? 1024 * 1024);
     if (raw === null) return reply(413, { error: "payload_too_large" });
 
-    const result = verifyDelivery(raw, { signature: req.headers["x-service-signature"] as string | undefined, timestamp: req.headers["x-service-timestamp"] as string | undefined }, { secret: opts.secret, now });
+    const signature = /** @type {string | undefined} */ (req.headers["x-service-signature"]);
+    const timestamp = /** @type {string | undefined} */ (req.headers["x-service-timestamp"]);
+    const result = verifyDelivery(raw, { signature, timestamp }, { secret: opts.secret, now });
     if (!result.ok) return reply(401, { error: result.reason });
     if (!replays.firstSight(result.signature, result.event.timestamp, now())) return reply(409, { error: "replayed" });
 
@@ -56,7 +54,7 @@ export function createReceiver(opts: ReceiverOptions): Server {
   });
 }
 
-// Run directly: WEBHOOK_SECRET=whsec_… PORT=4000 node --experimental-strip-types examples/webhook-receiver/server.ts
+// Run directly: WEBHOOK_SECRET=whsec_… PORT=4000 node examples/webhook-receiver/server.mjs
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const secret = process.env.WEBHOOK_SECRET;
   if (!secret) {

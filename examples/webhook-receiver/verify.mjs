@@ -1,36 +1,23 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-/** The body of every tenantd delivery. */
-export interface TenantdEvent {
-  event: string;
-  timestamp: number;
-  appId: string;
-  tenantId: string | null;
-  email: string | null;
-  payload: Record<string, unknown>;
-}
-
-export type VerifyFailure = "missing_signature" | "malformed_signature" | "stale_timestamp" | "timestamp_mismatch" | "bad_signature" | "invalid_body";
-
-export type VerifyResult = { ok: true; event: TenantdEvent; signature: string } | { ok: false; reason: VerifyFailure };
-
-export interface VerifyOptions {
-  /** The signing secret tenantd showed when the endpoint was set or rotated. */
-  secret: string;
-  /** Accepted clock difference either side, in seconds. The spec's window is 5 minutes. */
-  toleranceSeconds?: number;
-  /** Current time in ms (injectable for tests). */
-  now?: () => number;
-}
+/**
+ * The body of every tenantd delivery.
+ * @typedef {{ event: string, timestamp: number, appId: string, tenantId: string | null, email: string | null, payload: Record<string, unknown> }} TenantdEvent
+ */
 
 /**
  * Checks a delivery the way the spec says: HMAC-SHA256 over `{t}.{raw body}` with the
  * secret, compared in constant time with the `v1=` element, and `t` within 5 minutes of now.
  * Pass the raw bytes as received, never re-serialized JSON.
+ *
+ * @param {Buffer} rawBody
+ * @param {{ signature?: string | null, timestamp?: string | null }} headers
+ * @param {{ secret: string, toleranceSeconds?: number, now?: () => number }} opts
+ * @returns {{ ok: true, event: TenantdEvent, signature: string } | { ok: false, reason: string }}
  */
-export function verifyDelivery(rawBody: Buffer, headers: { signature?: string | null; timestamp?: string | null }, opts: VerifyOptions): VerifyResult {
+export function verifyDelivery(rawBody, headers, opts) {
   if (!headers.signature) return { ok: false, reason: "missing_signature" };
-  const parts = new Map(headers.signature.split(",").map((p) => p.trim().split("=", 2) as [string, string]));
+  const parts = new Map(headers.signature.split(",").map((p) => /** @type {[string, string]} */ (p.trim().split("=", 2))));
   const t = Number(parts.get("t"));
   const v1 = parts.get("v1") ?? "";
   if (!/^\d+$/.test(parts.get("t") ?? "") || !/^[0-9a-f]{64}$/.test(v1)) return { ok: false, reason: "malformed_signature" };
@@ -41,9 +28,9 @@ export function verifyDelivery(rawBody: Buffer, headers: { signature?: string | 
   const expected = createHmac("sha256", opts.secret).update(`${t}.`).update(rawBody).digest();
   if (!timingSafeEqual(expected, Buffer.from(v1, "hex"))) return { ok: false, reason: "bad_signature" };
 
-  let event: TenantdEvent;
+  let event;
   try {
-    event = JSON.parse(rawBody.toString("utf8")) as TenantdEvent;
+    event = JSON.parse(rawBody.toString("utf8"));
   } catch {
     return { ok: false, reason: "invalid_body" };
   }
@@ -56,10 +43,11 @@ export function verifyDelivery(rawBody: Buffer, headers: { signature?: string | 
  * is refused. Past the window the timestamp check refuses it anyway, so entries expire.
  */
 export function createReplayGuard(toleranceSeconds = 300) {
-  const seen = new Map<string, number>();
+  /** @type {Map<string, number>} */
+  const seen = new Map();
   return {
     /** True the first time a signature is presented; false for a replay. */
-    firstSight(signature: string, timestamp: number, nowMs: number): boolean {
+    firstSight(/** @type {string} */ signature, /** @type {number} */ timestamp, /** @type {number} */ nowMs) {
       const now = Math.floor(nowMs / 1000);
       for (const [sig, until] of seen) if (until < now) seen.delete(sig);
       if (seen.has(signature)) return false;
