@@ -1,19 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { expectError, signupTenant } from "./_helpers.ts";
-import { startFakeOAuth, type FakeOAuth } from "./fake-oauth.ts";
-import { authorize, begin, callback, CLIENTS, fragmentOf, me, oauthBackend, REDIRECT, signInWith } from "./oauth-helpers.ts";
+import { useFakeOAuth, authorize, begin, callback, CLIENTS, fragmentOf, me, oauthBackend, REDIRECT, signInWith } from "./oauth-helpers.ts";
 import { listProviders, setProvider, setRedirectUrls } from "../src/oauth/admin.ts";
 
-let fake: FakeOAuth;
-let restoreFetch: () => void;
-beforeAll(async () => {
-  fake = await startFakeOAuth(CLIENTS);
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  restoreFetch = fake.interceptFetch();
-});
-afterEach(() => restoreFetch());
+const fake = useFakeOAuth();
 
 let seq = 0;
 const person = (verified = true) => {

@@ -1,10 +1,28 @@
-import { expect } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../src/apps/settings.ts";
 import type { TenantBackendConfig } from "../src/index.ts";
 import { startBackend, type Reply, type TestBackend } from "./_helpers.ts";
-import type { FakeAccount, FakeClient, FakeOAuth } from "./fake-oauth.ts";
+import { startFakeOAuth, type FakeAccount, type FakeClient, type FakeOAuth } from "./fake-oauth.ts";
 
 export const REDIRECT = "https://app.example.com/auth/done";
+
+/**
+ * Starts the fake provider for the test file and points the provider hosts at it around
+ * each test. The returned object stands for the fake once it has started.
+ */
+export function useFakeOAuth(): FakeOAuth {
+  let fake: FakeOAuth | undefined;
+  let restoreFetch: () => void = () => {};
+  beforeAll(async () => {
+    fake = await startFakeOAuth(CLIENTS);
+  });
+  afterAll(() => fake?.close());
+  beforeEach(() => {
+    restoreFetch = fake!.interceptFetch();
+  });
+  afterEach(() => restoreFetch());
+  return new Proxy({} as FakeOAuth, { get: (_target, key) => Reflect.get(fake!, key) });
+}
 
 export const CLIENTS = Object.fromEntries(
   OAUTH_PROVIDERS.map((p) => [p, { clientId: `${p}-client-id`, clientSecret: `${p}-client-secret` }]),

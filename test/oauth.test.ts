@@ -1,19 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { OAUTH_PROVIDERS, type OAuthProviderName } from "../src/apps/settings.ts";
 import { expectError, signupTenant, type TestBackend } from "./_helpers.ts";
-import { startFakeOAuth, type FakeAccount, type FakeOAuth } from "./fake-oauth.ts";
-import { authorize, begin, callback, CLIENTS, fragmentOf, me, oauthBackend, REDIRECT, signInWith } from "./oauth-helpers.ts";
+import type { FakeAccount } from "./fake-oauth.ts";
+import { useFakeOAuth, authorize, begin, callback, CLIENTS, fragmentOf, me, oauthBackend, REDIRECT, signInWith } from "./oauth-helpers.ts";
 
-let fake: FakeOAuth;
-let restoreFetch: () => void;
-beforeAll(async () => {
-  fake = await startFakeOAuth(CLIENTS);
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  restoreFetch = fake.interceptFetch();
-});
-afterEach(() => restoreFetch());
+const fake = useFakeOAuth();
 
 let seq = 0;
 const account = (over: Partial<FakeAccount> = {}): FakeAccount => {
