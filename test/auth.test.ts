@@ -283,3 +283,27 @@ describe("developer login", () => {
   });
 });
 
+
+describe("review fixes", () => {
+  it("introspect needs only the key beside the bearer: no x-service-app", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const res = await t.request("POST", "/api/v1/auth/introspect", {
+      key: t.app.publishableKey,
+      headers: { authorization: `Bearer ${tenant.accessToken}` },
+      body: {},
+    });
+    expect(res.body).toMatchObject({ active: true, tenantId: tenant.id, appId: t.app.id });
+  });
+
+  it("a refresh token presented with another app's key is refused and left usable for its own app", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const other = await t.backend.admin.createApp({ name: "other" });
+    expectError(await t.request("POST", "/api/v1/auth/refresh", { key: other.publishableKey, body: { refreshToken: tenant.refreshToken } }), 401, "invalid_credentials");
+    t.clock.advance(60_000);
+    const own = await t.request("POST", "/api/v1/auth/refresh", { key: t.app.publishableKey, body: { refreshToken: tenant.refreshToken } });
+    expect(own.status).toBe(200);
+    expect((await t.request("GET", "/api/v1/auth/me", { bearer: { accessToken: own.body.accessToken, appId: t.app.id } })).status).toBe(200);
+  });
+});

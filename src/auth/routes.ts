@@ -122,7 +122,8 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/introspect", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, IntrospectBody, limit);
-    const checked = event.req.headers.has("authorization") ? await checkTenant(event, core) : undefined;
+    // The key names the app; the bearer needs no x-service-app beside it.
+    const checked = event.req.headers.has("authorization") ? await checkTenant(event, core, app) : undefined;
     return introspect(core, app, checked && !("error" in checked) ? checked : undefined, body.include);
   });
 

@@ -49,6 +49,7 @@ export async function refreshSession(core: Core, app: AppRow, refreshToken: stri
   const now = core.clock();
   const next = newToken("rt");
   const outcome = await core.db.sessions.rotate(hashToken(refreshToken), {
+    appId: app.id,
     hash: hashToken(next),
     now,
     expiresAt: now + REFRESH_TTL_SECONDS * 1000,

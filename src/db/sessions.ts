@@ -32,6 +32,15 @@ const toSession = (r: RawSession): SessionState => ({
   endedAt: r.ended_at,
 });
 
+interface RotateInput {
+  /** the app whose key presented the token */
+  appId: string;
+  hash: string;
+  now: number;
+  expiresAt: number;
+  graceMs: number;
+}
+
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
 
 export function createSessionsRepo(db: SqliteDb) {
@@ -52,9 +61,10 @@ export function createSessionsRepo(db: SqliteDb) {
   };
 
   const rotate = db.transaction(
-    (oldHash: string, next: { hash: string; now: number; expiresAt: number; graceMs: number }): RefreshOutcome => {
+    (oldHash: string, next: RotateInput): RefreshOutcome => {
       const row = q.byRefresh.get(oldHash);
-      if (!row) return { kind: "unknown" };
+      // Another app's token is unknown here, and is left untouched for its own app.
+      if (!row || row.app_id !== next.appId) return { kind: "unknown" };
       const session = toSession(row);
       if (session.endedAt !== null) return { kind: "ended", session };
       if (session.expiresAt <= next.now) return { kind: "expired", session };
@@ -86,7 +96,7 @@ export function createSessionsRepo(db: SqliteDb) {
      * ago is reuse: the whole session ends. Within the grace window concurrent refreshes
      * of the same token each get a new token.
      */
-    async rotate(oldHash: string, next: { hash: string; now: number; expiresAt: number; graceMs: number }): Promise<RefreshOutcome> {
+    async rotate(oldHash: string, next: RotateInput): Promise<RefreshOutcome> {
       return rotate.immediate(oldHash, next);
     },
     async end(sessionId: string, at: number, reason: string): Promise<boolean> {

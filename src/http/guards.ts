@@ -34,13 +34,21 @@ function bearerToken(event: H3Event): string | undefined {
  * Checks the tenant bearer headers: a valid access token of the app named by
  * `x-service-app`, whose session is still live. Returns the reason when it is not.
  */
-export async function checkTenant(event: H3Event, core: Core): Promise<TenantAuth | { error: "unauthorized" | "invalid_access_token" | "token_expired" | "session_ended"; message: string }> {
-  const appId = event.req.headers.get("x-service-app");
+export async function checkTenant(
+  event: H3Event,
+  core: Core,
+  /** The app already named by the key (introspection): then `x-service-app` is not needed. */
+  keyApp?: AppRow,
+): Promise<TenantAuth | { error: "unauthorized" | "invalid_access_token" | "token_expired" | "session_ended"; message: string }> {
   const token = bearerToken(event);
   if (!token) return { error: "unauthorized", message: "Missing authorization: Bearer <access token> header." };
-  if (!appId) return { error: "unauthorized", message: "Missing x-service-app header: send your app id with the bearer token." };
-  const app = await core.db.apps.findById(appId);
-  if (!app) return { error: "unauthorized", message: "Unknown x-service-app: no app has this id." };
+  let app = keyApp;
+  if (!app) {
+    const appId = event.req.headers.get("x-service-app");
+    if (!appId) return { error: "unauthorized", message: "Missing x-service-app header: send your app id with the bearer token." };
+    app = await core.db.apps.findById(appId);
+    if (!app) return { error: "unauthorized", message: "Unknown x-service-app: no app has this id." };
+  }
   const now = core.clock();
   const result = core.accessTokens.verify(token, now);
   if (!result.ok) {
