@@ -121,6 +121,19 @@ describe("request plumbing", () => {
     expect(res.text).not.toContain("SELECT");
   });
 
+  it("answers HEAD like GET, without a body, over real HTTP", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const { url } = await serveHttp(t.backend);
+    const headers = { authorization: `Bearer ${tenant.accessToken}`, "x-service-app": t.app.id };
+    const res = await fetch(`${url}/api/v1/auth/me`, { method: "HEAD", headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(await res.text()).toBe("");
+    const refused = await fetch(`${url}/api/v1/auth/me`, { method: "HEAD" });
+    expect(refused.status).toBe(401);
+  });
+
   it("answers oversized headers with JSON 431 over real HTTP", async () => {
     const t = await startBackend();
     const { url } = await serveHttp(t.backend);

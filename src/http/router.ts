@@ -19,6 +19,8 @@ export function createRouter(app: H3) {
   const known: { pattern: RegExp; method: Method }[] = [];
   const add = (method: Method) => (path: string, handler: EventHandler) => {
     app.on(method, path, handler);
+    // HEAD answers as GET without the body (Node drops it): CDNs and link checkers use it.
+    if (method === "GET") app.on("HEAD", path, handler);
     // Suffix match: when a host mounts tenantd under a prefix, pathnames carry it.
     const source = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\\*\\\*$/, ".*").replace(/:[A-Za-z_]+/g, "[^/]+");
     known.push({ pattern: new RegExp(`${source}/?$`), method });
@@ -30,6 +32,7 @@ export function createRouter(app: H3) {
   function finish() {
     app.all("/**", (event) => {
       const methods = [...new Set(known.filter((k) => k.pattern.test(event.url.pathname)).map((k) => k.method))];
+      if (methods.includes("GET")) methods.push("HEAD" as Method);
       if (methods.length > 0 && !methods.includes(event.req.method as Method)) {
         throw fail("method_not_allowed", `${event.req.method} is not allowed here. Allowed: ${methods.join(", ")}.`, { allow: methods.join(", ") });
       }
