@@ -254,3 +254,34 @@ describe("developer usage", () => {
     expect((await t.backend.core.db.stats.appUsage(t.app.id, 0)).records).toBe(2);
   });
 });
+
+describe("bounded work per request", () => {
+  it("ends a page of large records at the byte budget; paging on from offset + records.length reads every record", async () => {
+    const { api } = await dataBackend();
+    const big = "x".repeat(250 * 1024);
+    const ids = await api.seed("blobs", Array.from({ length: 40 }, (_, i) => ({ i, big })));
+    const first = await api.list("blobs", { limit: 1000 });
+    expect(first.status).toBe(200);
+    expect(first.body.total).toBe(40);
+    expect(first.body.limit).toBe(1000);
+    expect(first.body.records.length).toBeGreaterThan(0);
+    expect(first.body.records.length).toBeLessThan(40);
+    const seen: string[] = [];
+    for (let offset = 0; offset < 40; ) {
+      const page = await api.list("blobs", { limit: 1000, offset });
+      expect(page.body.records.length).toBeGreaterThan(0);
+      seen.push(...page.body.records.map((r: { id: string }) => r.id));
+      offset += page.body.records.length;
+    }
+    expect(seen.sort()).toEqual([...ids].sort());
+  });
+
+  it("refuses a merge patch nested beyond the depth limit with 400, not a stack overflow", async () => {
+    const { t, tenant, api } = await dataBackend();
+    const [id] = await api.seed("notes", [{ a: 1 }]);
+    const deep = `{"data":${'{"d":'.repeat(100_000)}1${"}".repeat(100_000)}}`;
+    const res = await t.request("PUT", `/api/v1/data/notes/${id}`, { bearer: tenant.bearer, raw: deep, headers: { "content-type": "application/json" } });
+    expectError(res, 400, "invalid_request");
+    expect((await api.get("notes", id!)).body.record.data).toEqual({ a: 1 });
+  });
+});

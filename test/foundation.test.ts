@@ -201,6 +201,17 @@ describe("developer admin", () => {
 
     expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { signupMode: "sometimes" } } }), 400, "invalid_request");
     expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { corsOrigins: ["https://x.example/path"] } } }), 400, "invalid_request");
+    const deep = `{"settings":${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}}`;
+    expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, raw: deep, headers: { "content-type": "application/json" } }), 400, "invalid_request");
+    const fields = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    const tooMany = await t.request("PATCH", `/api/v1/admin/apps/${id}`, {
+      developer: token,
+      body: { settings: { collections: { a: { indexed: fields(20, "f") }, b: { unique: fields(13, "u") } } } },
+    });
+    expectError(tooMany, 400, "invalid_request");
+    expect(tooMany.body.message).toContain("at most 32");
+    const enough = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { collections: { a: { indexed: fields(20, "f") }, b: { unique: fields(12, "u") } } } } });
+    expect(enough.status).toBe(200);
 
     const rotated = await t.request("POST", `/api/v1/admin/apps/${id}/rotate-key`, { developer: token });
     expect(rotated.body.app.publishableKey).not.toBe(created.body.app.publishableKey);

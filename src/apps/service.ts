@@ -3,7 +3,7 @@ import { newId, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { Core } from "../core.ts";
-import { mergePatch, type JsonObject } from "../tools/merge-patch.ts";
+import { mergePatch, nestsDeeperThan, type JsonObject } from "../tools/merge-patch.ts";
 import { toIso } from "../clock.ts";
 import { AppSettingsSchema, dropRedactedSecrets, redactSettings, sealSettings, type AppSettings } from "./settings.ts";
 
@@ -60,6 +60,8 @@ export async function createApp(core: Core, input: { name: string; ownerId?: str
 
 /** Applies a JSON merge patch to the app's name and settings; the result is validated whole. */
 export async function updateApp(core: Core, app: AppRow, patch: { name?: string; settings?: JsonObject }): Promise<AppRow> {
+  // Settings are a few levels deep; refusing deeper input first keeps the merge's walk bounded.
+  if (patch.settings && nestsDeeperThan(patch.settings, 16)) throw fail("invalid_request", "settings: nested too deeply (at most 16 levels).");
   const merged = patch.settings ? mergePatch(app.settings, dropRedactedSecrets(patch.settings)) : app.settings;
   const settings = sealSettings(validateSettings(merged) as JsonObject, core.secrets) as AppSettings;
   const next: AppRow = {

@@ -9,6 +9,9 @@ export const COLLECTION_NAME = /^[A-Za-z0-9]{1,64}$/;
 /** A field inside a record's `data`: dotted path of identifier-like segments. */
 export const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_-]{0,63}(\.[A-Za-z_][A-Za-z0-9_-]{0,63}){0,7}$/;
 
+/** Indexed plus unique fields of one app, over all its collections. */
+export const MAX_INDEXED_FIELDS = 32;
+
 const origin = v.pipe(
   v.string(),
   v.check((s) => s === "*" || /^https?:\/\/[^/\s?#]+$/.test(s), "must be an origin like https://app.example.com (scheme and host, no path) or \"*\""),
@@ -37,12 +40,20 @@ export const AppSettingsSchema = v.strictObject({
   corsOrigins: v.optional(v.array(origin), []),
   signupMode: v.optional(v.picklist(["open", "invite_only", "closed"]), "open"),
   collections: v.optional(
+    v.pipe(
     v.record(
       v.pipe(v.string(), v.regex(COLLECTION_NAME, "collection names are 1-64 letters or digits")),
       v.strictObject({
         unique: v.optional(v.array(v.pipe(v.string(), v.regex(FIELD_PATH, "must be a field path like name or address.city"))), []),
         indexed: v.optional(v.array(v.pipe(v.string(), v.regex(FIELD_PATH, "must be a field path like name or address.city"))), []),
       }),
+    ),
+      // Every indexed or unique field is an index on the shared records table: each one
+      // costs every insert of every app, and building one holds the write lock.
+      v.check(
+        (c) => Object.values(c).reduce((n, x) => n + new Set([...(x.unique ?? []), ...(x.indexed ?? [])]).size, 0) <= MAX_INDEXED_FIELDS,
+        `at most ${MAX_INDEXED_FIELDS} indexed and unique fields per app, over all collections`,
+      ),
     ),
     {},
   ),

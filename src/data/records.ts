@@ -17,6 +17,8 @@ export const RECORD_LIMITS = {
   maxDepth: 32,
   maxLimit: 1000,
   defaultLimit: 50,
+  /** record data in one list page; past it the page ends early */
+  maxPageBytes: 8 * 1024 * 1024,
 } as const;
 
 export interface PublicRecord {
@@ -120,7 +122,7 @@ export async function listRecords(core: Core, auth: TenantAuth, collection: stri
   const sort = parseSort(query.sort);
   const limit = query.limit ?? RECORD_LIMITS.defaultLimit;
   const offset = query.offset ?? 0;
-  const { records, total } = await core.db.records.list(scope, conditions, sort, limit, offset);
+  const { records, total } = await core.db.records.list(scope, conditions, sort, { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes });
   return { records: records.map(toPublicRecord), total, limit, offset };
 }
 
@@ -128,6 +130,8 @@ export async function listRecords(core: Core, auth: TenantAuth, collection: stri
 export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, patch: unknown): Promise<PublicRecord> {
   const { scope, unique } = recordScope(auth, collection);
   if (!isPlainObject(patch)) throw fail("invalid_request", "data must be a JSON object (a merge patch).");
+  // Checked before merging: the merge walks the patch, and an unbounded nesting would overflow it.
+  checkValues(patch, 0);
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
   if (!row) throw notFound(collection, id);
   return toPublicRecord(row);

@@ -45,6 +45,12 @@ const COLUMNS = "seq, id, data, created_at, updated_at";
 const STATEMENT_CACHE_SIZE = 500;
 const INDEX_NAME = /^records_f_[0-9a-f]{12}_[0-9a-f]{20}$/;
 
+export interface ListPage {
+  limit: number;
+  offset: number;
+  maxBytes: number;
+}
+
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
 
 export function createRecordsRepo(db: SqliteDb) {
@@ -121,12 +127,21 @@ export function createRecordsRepo(db: SqliteDb) {
       return { row: insertRow(scope, newId, data, now, unique), created: true };
     },
   );
-  const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number, offset: number) => {
+  const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) => {
     const w = whereSql(scope, conditions);
     const o = orderSql(scope, conditions, sort);
-    const rows = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`).all(...w.params, ...o.params, limit, offset) as RawRecord[];
+    const records: RecordRow[] = [];
+    let bytes = 0;
+    const rows = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`).iterate(...w.params, ...o.params, page.limit, page.offset);
+    for (const row of rows as Iterable<RawRecord>) {
+      // Rows are read one at a time, so a page of large records stops at the byte budget
+      // instead of holding `limit` of them in memory at once.
+      bytes += row.data.length;
+      if (records.length > 0 && bytes > page.maxBytes) break;
+      records.push(toRecord(row));
+    }
     const total = (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
-    return { records: rows.map(toRecord), total };
+    return { records, total };
   });
   const txShare = db.transaction((scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string) => {
     if (!byId(scope, recordId)) return false;
@@ -150,9 +165,12 @@ export function createRecordsRepo(db: SqliteDb) {
       const row = byId(scope, id);
       return row && toRecord(row);
     },
-    /** One query for the page, one for the total, read from the same snapshot. */
-    async list(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number, offset: number): Promise<{ records: RecordRow[]; total: number }> {
-      return txList(scope, conditions, sort, limit, offset);
+    /**
+     * One query for the page, one for the total, read from the same snapshot. The page ends
+     * early once its records' data passes `maxBytes` (it always holds at least one record).
+     */
+    async list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage): Promise<{ records: RecordRow[]; total: number }> {
+      return txList(scope, conditions, sort, page);
     },
     /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
     async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {

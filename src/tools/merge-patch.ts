@@ -21,3 +21,10 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   }
   return result;
 }
+
+/** True when objects and arrays nest deeper than `max` levels; stops walking at the limit. */
+export function nestsDeeperThan(value: unknown, max: number, level = 0): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (level >= max) return true;
+  return Object.values(value).some((v) => nestsDeeperThan(v, max, level + 1));
+}
