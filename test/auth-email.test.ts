@@ -94,23 +94,35 @@ describe("password reset", () => {
     expect(await outboxFor(t, "unknown@example.com")).toEqual([]);
   });
 
-  it("refuses sendEmail:false with 403 for known and unknown emails alike while tenantd delivers the app's email", async () => {
+  it("gives reset tokens only to the app's server: without the secret key, or with a wrong or rotated one, 403 for every address alike", async () => {
     const t = await startBackend();
     await signupTenant(t, { email: "owner@example.com" });
-    for (const email of ["owner@example.com", "ghost@example.com"]) {
-      const res = await requestReset(t, { email, sendEmail: false });
-      expectError(res, 403, "forbidden");
-      expect(res.text).not.toContain("rst_");
+    const first = await t.backend.admin.rotateAppSecretKey(t.app.id);
+    const current = await t.backend.admin.rotateAppSecretKey(t.app.id);
+    expect((await t.backend.admin.getApp(t.app.id)).hasSecretKey).toBe(true);
+    const stored = t.backend.core.sqlite.prepare("SELECT secret_key_hash FROM apps WHERE id = ?").pluck().get(t.app.id);
+    expect(stored).not.toBe(current);
+    for (const headers of [undefined, { "x-service-secret": "sk_wrong" }, { "x-service-secret": first }]) {
+      for (const email of ["owner@example.com", "ghost@example.com"]) {
+        const res = await requestReset(t, { email, sendEmail: false }, headers);
+        expectError(res, 403, "forbidden");
+        expect(res.body.message).toContain("x-service-secret");
+        expect(res.text).not.toContain("rst_");
+      }
     }
+    // An app that delivers its own email asks the same of every reset request.
+    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
+    expectError(await requestReset(t, { email: "owner@example.com" }), 403, "forbidden");
     expect((await outboxFor(t, "owner@example.com")).filter((m) => m.kind === "reset")).toEqual([]);
+    expect((await requestReset(t, { email: "owner@example.com" }, { "x-service-secret": current })).status).toBe(200);
   });
 
   it("with sendEmail:false returns { resetToken, locale } for known and unknown emails alike; the decoy works nowhere", async () => {
     const t = await startBackend();
-    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
+    const secret = { "x-service-secret": await t.backend.admin.rotateAppSecretKey(t.app.id) };
     await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "nl@example.com", password: PASSWORD, locale: "nl" } });
-    const known = await requestReset(t, { email: "nl@example.com", sendEmail: false });
-    const unknown = await requestReset(t, { email: "ghost@example.com", sendEmail: false }, { "accept-language": "nl,en;q=0.8" });
+    const known = await requestReset(t, { email: "nl@example.com", sendEmail: false }, secret);
+    const unknown = await requestReset(t, { email: "ghost@example.com", sendEmail: false }, { ...secret, "accept-language": "nl,en;q=0.8" });
     for (const r of [known, unknown]) {
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ resetToken: expect.stringMatching(/^rst_[A-Za-z0-9_-]{43}$/), locale: "nl" });
@@ -141,11 +153,11 @@ describe("password reset", () => {
 
   it("refuses a token after 1 hour, one replaced by a newer request, a bad password, and a missing key", async () => {
     const t = await startBackend();
-    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
+    const secret = { "x-service-secret": await t.backend.admin.rotateAppSecretKey(t.app.id) };
     await signupTenant(t, { email: "x@example.com" });
-    await requestReset(t, { email: "x@example.com", sendEmail: false }).then((r) => r.body.resetToken);
-    const first = (await requestReset(t, { email: "x@example.com", sendEmail: false })).body.resetToken;
-    const second = (await requestReset(t, { email: "x@example.com", sendEmail: false })).body.resetToken;
+    await requestReset(t, { email: "x@example.com", sendEmail: false }, secret).then((r) => r.body.resetToken);
+    const first = (await requestReset(t, { email: "x@example.com", sendEmail: false }, secret)).body.resetToken;
+    const second = (await requestReset(t, { email: "x@example.com", sendEmail: false }, secret)).body.resetToken;
     expectError(await reset(t, first), 400, "invalid_token");
     expectError(await reset(t, second, "short"), 400, "invalid_request");
     expectError(await reset(t, second, "x".repeat(257)), 400, "invalid_request");

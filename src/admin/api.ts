@@ -1,7 +1,7 @@
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
-import { createApp, deleteApp, requireAppRef, rotatePublishableKey, toPublicApp, updateApp, type PublicApp } from "../apps/service.ts";
+import { createApp, deleteApp, requireAppRef, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, type PublicApp } from "../apps/service.ts";
 import { createDeveloper, setDeveloperPassword, toPublicDeveloper } from "./developers.ts";
 import { getWebhookConfig, removeWebhookConfig, rotateWebhookSecret, setWebhookUrl } from "../webhooks/config.ts";
 import { listDeliveries } from "../webhooks/deliveries.ts";
@@ -28,6 +28,10 @@ export function createAdminApi(core: Core) {
     },
     async rotateAppKey(ref: string): Promise<PublicApp> {
       return view(await rotatePublishableKey(core, await requireAppRef(core, ref)));
+    },
+    /** A new server-side secret key for the app, returned once; the previous one stops working. */
+    async rotateAppSecretKey(ref: string): Promise<string> {
+      return rotateSecretKey(core, await requireAppRef(core, ref));
     },
     async deleteApp(ref: string): Promise<void> {
       await deleteApp(core, await requireAppRef(core, ref));

@@ -5,7 +5,7 @@ import type { Router } from "../http/router.ts";
 import { readJson, parseInput } from "../http/body.ts";
 import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
-import { createApp, deleteApp, rotatePublishableKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
+import { createApp, deleteApp, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
 import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
 import { toPublicTenant } from "../auth/tenant-view.ts";
 import { fail } from "../errors.ts";
@@ -68,6 +68,10 @@ export function registerAdminRoutes(router: Router, core: Core): void {
     await deleteApp(core, await ownApp(event));
     event.res.status = 204;
     return null;
+  });
+  router.post("/api/v1/admin/apps/:appId/secret-key", async (event) => {
+    const app = await ownApp(event);
+    return { secretKey: await rotateSecretKey(core, app) };
   });
   router.post("/api/v1/admin/apps/:appId/rotate-key", async (event) => ({
     app: toPublicApp(await rotatePublishableKey(core, await ownApp(event))),

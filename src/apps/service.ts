@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { newId, newToken } from "../crypto/random.ts";
+import { hashToken, newId, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { Core } from "../core.ts";
@@ -14,6 +14,8 @@ export interface PublicApp {
   name: string;
   publishableKey: string;
   ownerId: string | null;
+  /** whether a server-side secret key was issued (the key itself is shown once) */
+  hasSecretKey: boolean;
   settings: JsonObject;
   createdAt: string;
   updatedAt: string;
@@ -26,6 +28,7 @@ export function toPublicApp(app: AppRow): PublicApp {
     name: app.name,
     publishableKey: app.publishableKey,
     ownerId: app.ownerId,
+    hasSecretKey: app.secretKeyHash !== null,
     settings: redactSettings(app.settings as JsonObject),
     createdAt: toIso(app.createdAt)!,
     updatedAt: toIso(app.updatedAt)!,
@@ -48,6 +51,7 @@ export async function createApp(core: Core, input: { name: string; ownerId?: str
     id: newId("app"),
     name: v.parse(AppNameSchema, input.name),
     publishableKey: `pk_${newToken().slice(0, 32)}`,
+    secretKeyHash: null,
     ownerId: input.ownerId ?? null,
     settings,
     createdAt: now,
@@ -80,6 +84,16 @@ export async function rotatePublishableKey(core: Core, app: AppRow): Promise<App
   const next = { ...app, publishableKey: `pk_${newToken().slice(0, 32)}`, updatedAt: core.clock() };
   await core.db.apps.update(next);
   return next;
+}
+
+/**
+ * Issues the app's server-side secret key (`x-service-secret`), replacing any earlier one at
+ * once. Only its hash is kept: the key is returned this one time.
+ */
+export async function rotateSecretKey(core: Core, app: AppRow): Promise<string> {
+  const secretKey = newToken("sk");
+  await core.db.apps.setSecretKeyHash(app.id, hashToken(secretKey), core.clock());
+  return secretKey;
 }
 
 export async function deleteApp(core: Core, app: AppRow): Promise<void> {

@@ -3,7 +3,7 @@ import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
-import { checkTenant, requireApp, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { checkTenant, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
@@ -92,17 +92,13 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, ResetRequestBody, limit);
     enforceRateLimit(event, core, "request-password-reset", { appId: app.id, email: body.email });
-    // A reset token in the reply is an account takeover for whoever holds the public key, so
-    // only an app that delivers its own email (and calls this from its server) gets one.
-    if (body.sendEmail === false && app.settings.email.sendEmail) {
-      throw fail(
-        "forbidden",
-        "This app has tenantd deliver its emails, so a reset token is never put in the reply. To deliver your own reset emails, set the app setting email.sendEmail to false and call this endpoint from your server only.",
-      );
-    }
+    const sendEmail = body.sendEmail ?? app.settings.email.sendEmail;
+    // The publishable key is public: a reset token in the reply would hand any account to
+    // whoever holds it. The token goes only to the app's server, proven by its secret key.
+    if (!sendEmail) requireAppSecret(event, app, "A reset token in the reply (sendEmail: false)");
     const result = await requestPasswordReset(core, app, {
       email: body.email,
-      sendEmail: body.sendEmail ?? app.settings.email.sendEmail,
+      sendEmail,
       // The first language the browser prefers; a decoy answer needs a plausible locale.
       fallbackLocale: toLocale(event.req.headers.get("accept-language")?.split(/[,;]/)[0]),
     });

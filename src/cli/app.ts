@@ -101,6 +101,15 @@ export default defineCommand({
           print(args.json, { app }, () => `new publishable key: ${app.publishableKey}`);
         }),
     }),
+    "secret-key": defineCommand({
+      meta: { name: "secret-key", description: "Issue the app's server-side secret key (x-service-secret), shown once; the previous one stops working" },
+      args: { ...dataDirArg, ...jsonArg, ...refArg },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const secretKey = await createAdminApi(core).rotateAppSecretKey(args.app);
+          print(args.json, { secretKey }, () => `secret key (shown once, keep it on your server): ${secretKey}`);
+        }),
+    }),
     delete: defineCommand({
       meta: { name: "delete", description: "Delete an app and everything in it (tenants, records, files)" },
       args: { ...dataDirArg, ...refArg, yes: { type: "boolean", description: "Confirm the deletion", default: false } },

@@ -5,6 +5,8 @@ export interface AppRow {
   id: string;
   name: string;
   publishableKey: string;
+  /** SHA-256 of the server-side secret key, or null when none was issued */
+  secretKeyHash: string | null;
   ownerId: string | null;
   settings: AppSettings;
   createdAt: number;
@@ -15,6 +17,7 @@ interface RawApp {
   id: string;
   name: string;
   publishable_key: string;
+  secret_key_hash: string | null;
   owner_id: string | null;
   settings: string;
   created_at: number;
@@ -34,6 +37,7 @@ export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => Ap
     id: r.id,
     name: r.name,
     publishableKey: r.publishable_key,
+    secretKeyHash: r.secret_key_hash,
     ownerId: r.owner_id,
     // Parsed once per cache load: fills defaults for sections added after the row was written.
     settings: parseSettings(JSON.parse(r.settings)),
@@ -51,6 +55,7 @@ export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => Ap
       "UPDATE apps SET name = ?, publishable_key = ?, settings = ?, updated_at = ? WHERE id = ?",
     ),
     setOwner: db.prepare<[string, string]>("UPDATE apps SET owner_id = ? WHERE id = ?"),
+    setSecretKeyHash: db.prepare<[string, number, string]>("UPDATE apps SET secret_key_hash = ?, updated_at = ? WHERE id = ?"),
     adoptUnowned: db.prepare<[string]>("UPDATE apps SET owner_id = ? WHERE owner_id IS NULL"),
     remove: db.prepare<[string]>("DELETE FROM apps WHERE id = ?"),
     count: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM apps"),
@@ -107,6 +112,10 @@ export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => Ap
     },
     async update(app: Pick<AppRow, "id" | "name" | "publishableKey" | "settings" | "updatedAt">): Promise<void> {
       q.update.run(app.name, app.publishableKey, JSON.stringify(app.settings), app.updatedAt, app.id);
+      invalidate();
+    },
+    async setSecretKeyHash(appId: string, hash: string, at: number): Promise<void> {
+      q.setSecretKeyHash.run(hash, at, appId);
       invalidate();
     },
     async setOwner(appId: string, ownerId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { getRequestIP, type H3Event } from "h3";
 import { fail } from "../errors.ts";
-import { hashToken } from "../crypto/random.ts";
+import { constantTimeEqual, hashToken } from "../crypto/random.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { DeveloperRow } from "../db/developers.ts";
@@ -12,6 +12,20 @@ export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
   const app = await core.db.apps.findByKey(key);
   if (!app) throw fail("unauthorized", "Unknown x-service-key: check the app's publishable key (tenantd app show).");
   return app;
+}
+
+/**
+ * The app's server-side secret key (`x-service-secret`), for the calls whose answer must
+ * never reach a browser. Compared by hash in constant time.
+ */
+export function requireAppSecret(event: H3Event, app: AppRow, why: string): void {
+  const given = event.req.headers.get("x-service-secret");
+  if (!given || !app.secretKeyHash || !constantTimeEqual(hashToken(given), app.secretKeyHash)) {
+    throw fail(
+      "forbidden",
+      `${why} needs the app's secret key in x-service-secret, sent from your server only (never from a browser). Issue one with: tenantd app secret-key <app> (or POST /api/v1/admin/apps/{appId}/secret-key).`,
+    );
+  }
 }
 
 export interface TenantAuth {

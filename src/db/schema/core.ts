@@ -24,6 +24,8 @@ CREATE TABLE apps (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL,
   publishable_key TEXT NOT NULL UNIQUE,
+  -- SHA-256 of the app's server-side secret key (x-service-secret), when one was issued.
+  secret_key_hash TEXT,
   owner_id TEXT REFERENCES developers(id) ON DELETE SET NULL,
   settings TEXT NOT NULL DEFAULT '{}',
   created_at INTEGER NOT NULL,
