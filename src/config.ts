@@ -152,6 +152,26 @@ function loadOrCreateServerKey(dataDir: string): Buffer {
   return key;
 }
 
+/** The `email` option, or else SMTP from the environment (how `tenantd serve` sends real mail). */
+function resolveEmail(option: EmailConfig | undefined, env: NodeJS.ProcessEnv): ResolvedConfig["email"] {
+  const from = option?.from ?? env.TENANTD_EMAIL_FROM ?? "tenantd <no-reply@localhost>";
+  if (option) return { transport: option.transport ?? "outbox", from, smtp: option.smtp };
+  if (!env.TENANTD_SMTP_HOST) return { transport: "outbox", from };
+  const port = Number(env.TENANTD_SMTP_PORT ?? 587);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConfigError(`tenantd config: TENANTD_SMTP_PORT must be a port number (got ${env.TENANTD_SMTP_PORT})`);
+  return {
+    transport: "smtp",
+    from,
+    smtp: {
+      host: env.TENANTD_SMTP_HOST,
+      port,
+      secure: /^(1|true)$/i.test(env.TENANTD_SMTP_SECURE ?? (port === 465 ? "true" : "false")),
+      user: env.TENANTD_SMTP_USER,
+      pass: env.TENANTD_SMTP_PASS,
+    },
+  };
+}
+
 export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const parsed = v.safeParse(ConfigSchema, input);
   if (!parsed.success) {
@@ -180,7 +200,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
     argon2: { ...OWASP_ARGON2, ...c.argon2 },
     trustProxy: c.trustProxy ?? false,
     rateLimit: c.rateLimit === false ? false : { windowSeconds: 60, perIp: 30, perEmail: 10, ...c.rateLimit },
-    email: { transport: c.email?.transport ?? "outbox", from: c.email?.from ?? "tenantd <no-reply@localhost>", smtp: c.email?.smtp },
+    email: resolveEmail(c.email, env),
     webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? /^(1|true)$/i.test(env.TENANTD_WEBHOOKS_ALLOW_INSECURE ?? ""), timeoutMs: c.webhooks?.timeoutMs ?? 1500 },
     files: { maxBytes: c.files?.maxBytes ?? 10 * 1024 * 1024, cdnBaseUrl: c.files?.cdnBaseUrl?.replace(/\/+$/, "") ?? null },
     devBilling: c.devBilling ?? (env.TENANTD_DEV_BILLING !== undefined ? /^(1|true)$/i.test(env.TENANTD_DEV_BILLING) : env.NODE_ENV !== "production"),

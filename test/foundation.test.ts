@@ -57,6 +57,22 @@ describe("configuration", () => {
   });
 });
 
+describe("email from the environment", () => {
+  it("uses SMTP when TENANTD_SMTP_HOST is set and no email option is given", async () => {
+    const { resolveConfig } = await import("../src/index.ts");
+    const base = { dataDir: tempDir(), logger: "silent" as const };
+    expect(resolveConfig(base, {}).email).toMatchObject({ transport: "outbox" });
+    expect(resolveConfig(base, { TENANTD_SMTP_HOST: "mail.example.com", TENANTD_SMTP_USER: "u", TENANTD_SMTP_PASS: "p", TENANTD_EMAIL_FROM: "App <a@example.com>" }).email).toEqual({
+      transport: "smtp",
+      from: "App <a@example.com>",
+      smtp: { host: "mail.example.com", port: 587, secure: false, user: "u", pass: "p" },
+    });
+    expect(resolveConfig(base, { TENANTD_SMTP_HOST: "mail.example.com", TENANTD_SMTP_PORT: "465" }).email.smtp).toMatchObject({ port: 465, secure: true });
+    expect(() => resolveConfig(base, { TENANTD_SMTP_HOST: "mail.example.com", TENANTD_SMTP_PORT: "x" })).toThrow(/TENANTD_SMTP_PORT/);
+    expect(resolveConfig({ ...base, email: { transport: "outbox" } }, { TENANTD_SMTP_HOST: "mail.example.com" }).email.transport).toBe("outbox");
+  });
+});
+
 describe("app key", () => {
   it("is required, must be known, and names the app", async () => {
     const t = await startBackend();

@@ -31,6 +31,11 @@ export default defineCommand({
     const out = (s: string) => process.stdout.write(s + "\n");
     out(`tenantd listening on ${url}`);
     out(`data directory: ${backend.core.config.dataDir}`);
+    const config = backend.core.config;
+    if (config.email.transport === "outbox") {
+      out("email: development outbox (messages are stored and logged, not sent; read them with `tenantd mail list`). Set TENANTD_SMTP_HOST to send real mail.");
+    }
+    if (config.devBilling) out("billing: apps without Stripe keys use the development provider (no real payment). NODE_ENV=production turns it off.");
     if (backend.defaultApp) {
       out("");
       out("Created the default app on this empty data directory:");
