@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expectError, signupTenant } from "./_helpers.ts";
+import { expectError, signupTenant, type TestTenant } from "./_helpers.ts";
 import { claimsOf, DEFAULTS, devSubscribe, familyBackend, PASSWORD, tenantFrom } from "./family-fixtures.ts";
 
 const FAMILY = { family_seats: 2, storage: 100 };
@@ -104,7 +104,7 @@ describe("family lifecycle", () => {
   it("a downgrade keeps the earliest members; a lapsed plan ends the family; the owner's deletion detaches members", async () => {
     const f = await familyBackend(3);
     const { t, owner, as } = f;
-    const members = [];
+    const members: TestTenant[] = [];
     for (const name of ["first", "second", "third"]) {
       members.push(tenantFrom(await f.consume((await f.invite()).token, `${name}@example.com`), t.app.id));
       t.clock.advance(1000);

@@ -5,13 +5,13 @@ import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
 import { requireApp, requireTenant } from "../http/guards.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
-import { CreateInviteBody } from "../invites/shape.ts";
+import { bodyObject, CreateInviteBody } from "../invites/shape.ts";
 import { createFamilyInvite, listFamilyInvites, revokeFamilyInvite } from "./invites.ts";
 import { leaveFamily, listMembers, removeMember } from "./members.ts";
 import { ConsumeBody, ReplaceBody, consumeFamilyInvite, replaceWithFamily } from "./join.ts";
 
 const RemoveMemberBody = v.object({ member_tenant_id: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(100)) });
-const NoBody = v.object({});
+const NoBody = bodyObject({});
 
 /** Family plans: the owner's invites and members, a member's leave, and the two ways to join. */
 export function registerFamilyRoutes(router: Router, core: Core): void {

@@ -9,8 +9,16 @@ export const MAX_INVITE_SECONDS = 365 * DAY_SECONDS;
 /** How long an invite lives when the body names no `expiresInSeconds`. */
 export const DEFAULT_INVITE_SECONDS = { invite: 30 * DAY_SECONDS, family: 7 * DAY_SECONDS } as const;
 
+/** v.object lets a JSON array through when every field is optional; a body here must be an object. */
+export const bodyObject = <E extends v.ObjectEntries>(entries: E) =>
+  v.pipe(
+    v.unknown(),
+    v.check((x) => typeof x === "object" && x !== null && !Array.isArray(x), "must be a JSON object"),
+    v.object(entries),
+  );
+
 /** The create body shared by invite tokens and family invites. */
-export const CreateInviteBody = v.object({
+export const CreateInviteBody = bodyObject({
   note: v.optional(v.pipe(v.string(), v.maxLength(500, "must be at most 500 characters"))),
   expiresInSeconds: v.optional(
     v.pipe(
