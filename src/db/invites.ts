@@ -56,7 +56,6 @@ export function inviteStatements(db: SqliteDb, table: "invite_tokens" | "family_
     ),
   };
   return {
-    q,
     insert: (r: InviteRow) => q.insert.run(r.id, r.appId, r.tenantId, r.tokenHash, r.note, r.createdAt, r.expiresAt),
     list: (appId: string, tenantId: string) => q.list.all(appId, tenantId).map(toInvite),
     findByHash: (appId: string, hash: string) => {
