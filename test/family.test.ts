@@ -54,6 +54,8 @@ describe("family lifecycle", () => {
     const exists = await f.consume(second.token, "ALEX@example.com");
     expectError(exists, 409, "email_exists");
     expect(exists.body.message).toContain("replace-with-family");
+    expect(await f.view(alex)).toEqual({ entitlements: DEFAULTS, source: null, familyOwnerEmail: null });
+    expect(await f.view(sam)).toEqual(familyView);
     expect((await as(owner, "GET", "/api/v1/tenants/me/family-invites")).body.seats).toEqual({ limit: 2, used: 1, pending: 1, remaining: 0 });
     const replaced = await as(alex, "POST", "/api/v1/tenants/me/replace-with-family", { token: second.token });
     expect(replaced.status, replaced.text).toBe(200);
@@ -161,6 +163,13 @@ describe("family seats under concurrency", () => {
     // The loser was not created at all, so it can sign up again later.
     const loser = replies.find((r) => r.status === 409) === replies[0] ? "racer-a@example.com" : "racer-b@example.com";
     expect((await f.t.request("POST", "/api/v1/auth/login", { key: f.t.app.publishableKey, body: { email: loser, password: PASSWORD } })).status).toBe(401);
+  });
+
+  it("concurrent invites never pass the seats", async () => {
+    const f = await familyBackend(2);
+    const replies = await Promise.all(Array.from({ length: 4 }, () => f.as(f.owner, "POST", "/api/v1/tenants/me/family-invites", {})));
+    expect(replies.map((r) => r.status).sort()).toEqual([201, 201, 409, 409]);
+    expect((await f.as(f.owner, "GET", "/api/v1/tenants/me/family-invites")).body.seats).toEqual({ limit: 2, used: 0, pending: 2, remaining: 0 });
   });
 
   it("one invite used by a consume and a replace-with-family at once: exactly one joins", async () => {

@@ -68,6 +68,13 @@ describe("invite tokens", () => {
     expect((await c.list(inviter)).body.quota).toEqual({ limit: 2, used: 2, remaining: 0 });
   });
 
+  it("concurrent creates never pass the quota", async () => {
+    const { c, inviter } = await setup(2);
+    const replies = await Promise.all(Array.from({ length: 5 }, () => c.create(inviter)));
+    expect(replies.map((r) => r.status).sort()).toEqual([201, 201, 402, 402, 402]);
+    expect((await c.list(inviter)).body.tokens).toHaveLength(2);
+  });
+
   it("single use, recording who joined; expiry follows the clock and frees the slot", async () => {
     const { t, c, inviter } = await setup(3);
     const token = (await c.create(inviter)).body.token;
