@@ -8,6 +8,8 @@ import { registerBillingRoutes } from "./billing/routes.ts";
 import { registerWebhooksRoutes } from "./webhooks/routes.ts";
 import { registerAccountRoutes } from "./account/routes.ts";
 import { registerOAuthRoutes } from "./oauth/routes.ts";
+import { registerInvitesRoutes } from "./invites/routes.ts";
+import { registerFamilyRoutes } from "./family/routes.ts";
 import { installAuth } from "./auth/install.ts";
 import { installData } from "./data/install.ts";
 import { installFiles } from "./files/install.ts";
@@ -15,6 +17,7 @@ import { installBilling } from "./billing/install.ts";
 import { installWebhooks } from "./webhooks/install.ts";
 import { installAccount } from "./account/install.ts";
 import { installOAuth } from "./oauth/install.ts";
+import { installFamily } from "./family/install.ts";
 
 /** Wires every area's hooks into the core. Called by createCore, so the CLI gets them too. */
 export function installAreas(core: Core): void {
@@ -25,6 +28,7 @@ export function installAreas(core: Core): void {
   installWebhooks(core);
   installAccount(core);
   installOAuth(core);
+  installFamily(core);
 }
 
 /** Every area's HTTP routes. */
@@ -35,6 +39,8 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerBillingRoutes(router, core);
   registerAccountRoutes(router, core);
   registerOAuthRoutes(router, core);
+  registerInvitesRoutes(router, core);
+  registerFamilyRoutes(router, core);
   registerWebhooksRoutes(router, core);
   registerAdminRoutes(router, core);
 }

@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   conflict: 409,
   already_verified: 409,
   email_exists: 409,
+  seats_full: 409,
   gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,

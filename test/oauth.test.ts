@@ -121,14 +121,23 @@ describe.each(OAUTH_PROVIDERS.map((p) => [p]))("social login with %s", (provider
     expect(Object.fromEntries(fragment)).toEqual({ service_oauth: "error", error: "signup_disabled" });
   });
 
-  it("invite-only: a new account needs an inviteToken", async () => {
-    const t = await oauthBackend(fake, { signupMode: "invite_only" });
+  it("invite-only: a new account needs a valid inviteToken, which it uses up", async () => {
+    const t = await oauthBackend(fake);
+    const inviter = await signupTenant(t);
+    const created = await t.request("POST", "/api/v1/tenants/me/invite-tokens", { bearer: inviter.bearer, body: {} });
+    expect(created.status, created.text).toBe(201);
+    const inviteToken: string = created.body.token.token;
+    await t.backend.admin.updateApp(t.app.id, { settings: { signupMode: "invite_only" } });
     const without = await signInWith(t, fake, provider, account());
     expect(Object.fromEntries(without.fragment)).toEqual({ service_oauth: "error", error: "invite_required" });
+    const madeUp = await signInWith(t, fake, provider, account(), { inviteToken: "inv_example" });
+    expect(Object.fromEntries(madeUp.fragment)).toEqual({ service_oauth: "error", error: "invalid_token" });
     const seen: (string | undefined)[] = [];
     t.backend.core.hooks.on("tenant.created", (e) => void seen.push(e.inviteToken));
-    const withToken = await signInWith(t, fake, provider, account(), { inviteToken: "inv_example" });
+    const withToken = await signInWith(t, fake, provider, account(), { inviteToken });
     expect(withToken.fragment.get("service_oauth")).toBe("success");
-    expect(seen).toEqual(["inv_example"]);
+    expect(seen).toEqual([inviteToken]);
+    const again = await signInWith(t, fake, provider, account(), { inviteToken });
+    expect(Object.fromEntries(again.fragment)).toEqual({ service_oauth: "error", error: "invalid_token" });
   });
 });

@@ -6,6 +6,7 @@ import type { AppRow } from "../db/apps.ts";
 import type { TenantRow } from "../db/tenants.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { newSession, tokenPair, type TokenPair } from "./sessions.ts";
+import { prepareInviteClaim } from "../invites/claim.ts";
 
 export const LOCALES = ["en", "es", "nl"] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -26,11 +27,15 @@ export type SignupInput = v.InferOutput<typeof SignupBody>;
 
 const isUniqueViolation = (e: unknown) => e instanceof Error && "code" in e && String((e as { code: unknown }).code).startsWith("SQLITE_CONSTRAINT");
 
-export async function signup(core: Core, app: AppRow, input: SignupInput): Promise<{ tenant: TenantRow } & TokenPair> {
+/**
+ * Creates a tenant and signs it in. An `inviteToken` (required in invite-only apps) is used
+ * up in the same transaction; a family invite makes the tenant a member of the owner's
+ * family. `only: "family"` accepts family invites alone (POST /auth/family-invite/consume).
+ */
+export async function signup(core: Core, app: AppRow, input: SignupInput, only?: "family"): Promise<{ tenant: TenantRow } & TokenPair> {
   if (app.settings.signupMode === "closed") throw fail("signup_disabled", "Sign-up is closed for this app.");
-  if (app.settings.signupMode === "invite_only" && !input.inviteToken) {
-    throw fail("invite_required", "This app is invite-only: sign up with an inviteToken.");
-  }
+  // The invite first: without a valid one, an invite-only app does not say which emails exist.
+  const claim = await prepareInviteClaim(core, app, input.inviteToken, only);
   if (await core.db.tenants.findByEmail(app.id, input.email)) throw fail("email_exists", "An account with this email already exists. Sign in instead.");
   // Hash before the transaction: never hold a write lock across the ~10 ms of argon2.
   const passwordHash = await core.passwords.hash(input.password);
@@ -42,12 +47,12 @@ export async function signup(core: Core, app: AppRow, input: SignupInput): Promi
     passwordHash,
     emailVerifiedAt: null,
     locale: toLocale(input.locale),
-    parentTenantId: null,
+    parentTenantId: claim?.parentTenantId ?? null,
     createdAt: now,
   };
   const { session, refreshToken } = newSession(now);
   try {
-    await core.db.tenants.createWithSession(tenant, session);
+    await core.db.tenants.createWithSession(tenant, session, claim?.step);
   } catch (e) {
     if (isUniqueViolation(e)) throw fail("email_exists", "An account with this email already exists. Sign in instead.");
     throw e;

@@ -11,6 +11,8 @@ import { createWebhooksRepo } from "./webhooks.ts";
 import { createFilesRepo } from "./files.ts";
 import { createBillingRepo } from "./billing.ts";
 import { createRecordsRepo } from "./records.ts";
+import { createInvitesRepo } from "./invites.ts";
+import { createFamilyRepo } from "./family.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -31,6 +33,8 @@ export function createRepositories(sqlite: SqliteDb) {
     files: createFilesRepo(sqlite),
     billing: createBillingRepo(sqlite),
     records: createRecordsRepo(sqlite),
+    invites: createInvitesRepo(sqlite),
+    family: createFamilyRepo(sqlite),
   };
 }
 

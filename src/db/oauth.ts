@@ -1,5 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-import { toTenant, type NewSession, type TenantRow } from "./tenants.ts";
+import { toTenant, type InTransactionStep, type NewSession, type TenantRow } from "./tenants.ts";
 
 export interface OAuthStateRow {
   stateHash: string;
@@ -125,11 +125,12 @@ export function createOAuthRepo(db: SqliteDb) {
     if (q.claimTenant.run(l.at, l.appId, tenantId).changes > 0) q.endSessions.run(l.at, tenantId);
   });
 
-  const createTenant = db.transaction((t: TenantRow, s: NewSession, l: OAuthLink) => {
+  const createTenant = db.transaction((t: TenantRow, s: NewSession, l: OAuthLink, step?: InTransactionStep) => {
     q.insertTenant.run(t.id, t.appId, t.email, t.emailVerifiedAt, t.locale, t.createdAt);
     q.insertSession.run(s.id, t.id, t.appId, s.createdAt, s.expiresAt);
     q.insertRefresh.run(s.refreshHash, s.id, s.createdAt);
     link(l, t.id);
+    step?.(t.id);
   });
 
   return {
@@ -155,9 +156,12 @@ export function createOAuthRepo(db: SqliteDb) {
     async linkExisting(l: OAuthLink, tenantId: string): Promise<void> {
       linkExisting.immediate(l, tenantId);
     },
-    /** A new password-less tenant, its first session and the link, in one transaction. Throws on a duplicate email or link. */
-    async createTenant(tenant: TenantRow, session: NewSession, l: OAuthLink): Promise<void> {
-      createTenant.immediate(tenant, session, l);
+    /**
+     * A new password-less tenant, its first session and the link, in one transaction. Throws
+     * on a duplicate email or link. `step` (an invite being used up) runs in the same transaction.
+     */
+    async createTenant(tenant: TenantRow, session: NewSession, l: OAuthLink, step?: InTransactionStep): Promise<void> {
+      createTenant.immediate(tenant, session, l, step);
     },
     async listForTenant(appId: string, tenantId: string): Promise<LinkedAccount[]> {
       return q.listByTenant.all(appId, tenantId).map((r) => ({ provider: r.provider, email: r.email, linkedAt: r.linked_at }));

@@ -40,6 +40,9 @@ export interface NewSession {
   expiresAt: number;
 }
 
+/** Synchronous work another repository adds to a tenant-creating transaction; throw to roll it back. */
+export type InTransactionStep = (tenantId: string) => void;
+
 export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
 
 export function createTenantsRepo(db: SqliteDb) {
@@ -63,16 +66,21 @@ export function createTenantsRepo(db: SqliteDb) {
     remove: db.prepare<[string, string]>("DELETE FROM tenants WHERE app_id = ? AND id = ?"),
   };
 
-  const insertWithSession = db.transaction((t: TenantRow, s: NewSession) => {
+  const insertWithSession = db.transaction((t: TenantRow, s: NewSession, step?: InTransactionStep) => {
     q.insert.run(t.id, t.appId, t.email, t.passwordHash, t.emailVerifiedAt, t.locale, t.parentTenantId, t.createdAt);
     q.insertSession.run(s.id, t.id, t.appId, s.createdAt, s.expiresAt);
     q.insertRefresh.run(s.refreshHash, s.id, s.createdAt);
+    step?.(t.id);
   });
 
   return {
-    /** Creates the tenant and its first session in one transaction. Throws on a duplicate email. */
-    async createWithSession(tenant: TenantRow, session: NewSession): Promise<void> {
-      insertWithSession.immediate(tenant, session);
+    /**
+     * Creates the tenant and its first session in one transaction. Throws on a duplicate
+     * email. `step` runs last in the same transaction (an invite being used up); when it
+     * throws, nothing is created.
+     */
+    async createWithSession(tenant: TenantRow, session: NewSession, step?: InTransactionStep): Promise<void> {
+      insertWithSession.immediate(tenant, session, step);
     },
     async findByEmail(appId: string, email: string): Promise<TenantRow | undefined> {
       const r = q.byEmail.get(appId, email);

@@ -32,6 +32,10 @@ export interface TenantAuth {
   app: AppRow;
   tenantId: string;
   sessionId: string;
+  /**
+   * The token's `pid` claim, as issued: stale for up to 15 minutes after a leave or removal.
+   * Decisions about the family read the tenant row (family area, billing, introspection).
+   */
   parentTenantId: string | null;
   /** access token expiry, unix seconds */
   exp: number;

@@ -1,15 +1,13 @@
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
-import { fail } from "../errors.ts";
+import { prepareInviteClaim, type InviteClaim } from "../invites/claim.ts";
 
 /**
- * Decides whether social login may create a tenant in an invite-only app. Today it only
- * asks for a token; the invites area replaces the body to validate it (the token reaches
- * that area's `tenant.created` handler, which consumes it).
+ * Decides whether social login may create a tenant, the same way password sign-up does: an
+ * invite-only app needs a valid invite token or family invite, and a token that is given must
+ * be valid. The claim's step uses the invite up in the transaction that creates the tenant
+ * (pass it to oauth.createTenant); a family invite makes the new tenant a member.
  */
-export async function checkSignupInvite(core: Core, app: AppRow, inviteToken: string | null): Promise<void> {
-  void core;
-  if (app.settings.signupMode === "invite_only" && !inviteToken) {
-    throw fail("invite_required", "This app is invite-only: start social login with an inviteToken.");
-  }
+export async function checkSignupInvite(core: Core, app: AppRow, inviteToken: string | null): Promise<InviteClaim | undefined> {
+  return prepareInviteClaim(core, app, inviteToken);
 }

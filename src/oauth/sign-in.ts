@@ -49,7 +49,7 @@ export async function signIn(core: Core, app: AppRow, provider: OAuthProviderNam
 
 async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, link: OAuthLink): Promise<TokenPair> {
   if (app.settings.signupMode === "closed") throw fail("signup_disabled", "Sign-up is closed for this app.");
-  await checkSignupInvite(core, app, inviteToken);
+  const claim = await checkSignupInvite(core, app, inviteToken);
   const now = link.at;
   const tenant: TenantRow = {
     id: newId("tnt"),
@@ -58,11 +58,11 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
     passwordHash: null,
     emailVerifiedAt: identity.emailVerified ? now : null,
     locale: "en",
-    parentTenantId: null,
+    parentTenantId: claim?.parentTenantId ?? null,
     createdAt: now,
   };
   const { session, refreshToken } = newSession(now);
-  await core.db.oauth.createTenant(tenant, session, link);
+  await core.db.oauth.createTenant(tenant, session, link, claim?.step);
   // A verification email makes sense only for a real address the provider did not vouch for.
   const sendEmail = app.settings.email.sendEmail && identity.email !== null && !identity.emailVerified;
   await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail, provider });
