@@ -32,7 +32,7 @@ const toSession = (r: RawSession): SessionState => ({
   endedAt: r.ended_at,
 });
 
-interface RotateInput {
+export interface RotateInput {
   /** the app whose key presented the token */
   appId: string;
   hash: string;
