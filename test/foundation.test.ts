@@ -106,6 +106,11 @@ describe("request plumbing", () => {
     expectError(await t.request("POST", "/api/v1/auth/login", { key, raw: "email=a", headers: { "content-type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type");
     expectError(await t.request("POST", "/api/v1/auth/login", { key, body: { email: "a@b.co", password: "x".repeat(2000) } }), 413, "payload_too_large");
     expectError(await t.request("POST", "/api/v1/auth/login", { key, body: ["not", "an", "object"] }), 400, "invalid_request");
+    // An endpoint whose fields are all optional still refuses a body that is not an object.
+    const tenant = await signupTenant(t);
+    for (const body of [[], "text", 42, null]) {
+      expectError(await t.request("POST", "/api/v1/auth/resend-verification", { bearer: tenant.bearer, body }), 400, "invalid_request");
+    }
   });
 
   it("counts an oversized chunked body while streaming, over real HTTP", async () => {

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
+import { isPlainObject } from "../tools/merge-patch.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
 export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, where = "body"): v.InferOutput<S> {
@@ -51,6 +52,8 @@ export async function readJson<S extends v.GenericSchema>(event: H3Event, schema
       throw fail("invalid_json", "The request body is not valid JSON.");
     }
   }
+  // Every JSON body of the API is an object; valibot's object schemas would take an array.
+  if (!isPlainObject(value)) throw fail("invalid_request", "The request body must be a JSON object.");
   return parseInput(schema, value);
 }
 
