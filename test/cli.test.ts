@@ -125,9 +125,27 @@ describe("tenantd CLI", () => {
       expect(out).toMatch(/app id:\s+app_/);
       const res = await fetch(buildRequest(url, "POST", "/api/v1/auth/signup", { key, body: { email: "s@example.com", password: "a long password" } }));
       expect(res.status).toBe(201);
+      // With no public URL given, links point at the address really served (port 0 picked one).
+      const mail = await cli(["mail", "list", "--json", "--data-dir", dir]);
+      const links = JSON.stringify(JSON.parse(mail.stdout));
+      expect(links).toContain(`${url}/auth/verify-email`);
     } finally {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("close", resolve));
+    }
+  });
+
+  it("serve refuses a port that is taken instead of moving to another", async () => {
+    const { createServer } = await import("node:net");
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "localhost", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = await cli(["serve", "--port", String(port), "--data-dir", tempDir()]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`port ${port} is in use`);
+    } finally {
+      taken.close();
     }
   });
 
