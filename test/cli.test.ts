@@ -63,8 +63,38 @@ describe("tenantd CLI", () => {
     expect(JSON.parse((await cli(["app", "list", "--json", "--data-dir", dir])).stdout).apps).toEqual([]);
   });
 
+  it("refuses to work on a data directory that does not exist, instead of creating an empty one", async () => {
+    const missing = `${tempDir()}/typo`;
+    const run = await cli(["app", "list", "--data-dir", missing]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("no tenantd data directory");
+    expect(run.stderr).toContain("tenantd serve");
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it("gives a new app to the only developer; --owner sets it later; an ambiguous name asks for the id", async () => {
+    const dir = tempDir();
+    await cli(["developer", "create", "--email", "solo@example.com", "--password", "long enough", "--data-dir", dir]);
+    const first = JSON.parse((await cli(["app", "create", "--name", "shop", "--json", "--data-dir", dir])).stdout).app;
+    const solo = JSON.parse((await cli(["developer", "list", "--json", "--data-dir", dir])).stdout).developers[0];
+    expect(first.ownerId).toBe(solo.id);
+    await cli(["developer", "create", "--email", "second@example.com", "--password", "long enough", "--data-dir", dir]);
+    const orphan = await cli(["app", "create", "--name", "shop", "--data-dir", dir]);
+    expect(orphan.stdout).toContain("no owner yet");
+    const ambiguous = await cli(["app", "show", "shop", "--data-dir", dir]);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain('2 apps are named "shop"');
+    const second = JSON.parse((await cli(["app", "list", "--json", "--data-dir", dir])).stdout).apps.find((a: { ownerId: string | null }) => a.ownerId === null);
+    const owned = await cli(["app", "update", second.id, "--owner", "second@example.com", "--json", "--data-dir", dir]);
+    expect(owned.code).toBe(0);
+    expect(JSON.parse(owned.stdout).app.ownerId).not.toBeNull();
+    const unknown = await cli(["app", "update", second.id, "--owner", "nobody@example.com", "--data-dir", dir]);
+    expect(unknown.stderr).toContain("No developer with email nobody@example.com");
+  });
+
   it.each([
-    [["app", "show", "nope"], "No app with id or name"],
+    [["app", "create", "--name", "x", "--owner", "ghost@example.com"], "No developer with email ghost@example.com"],
     [["app", "create", "--name", "x", "--settings", "[1]"], "--settings must be a JSON object"],
     [["app", "create", "--name", "x", "--settings", '{"signupMode":"maybe"}'], "settings.signupMode"],
     [["developer", "create", "--email", "not-an-email", "--password", "long enough"], "must be an email"],

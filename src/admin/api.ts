@@ -1,7 +1,7 @@
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
-import { createApp, deleteApp, requireAppRef, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, type PublicApp } from "../apps/service.ts";
+import { createApp, deleteApp, requireAppRef, rotatePublishableKey, rotateSecretKey, setAppOwner, toPublicApp, updateApp, type PublicApp } from "../apps/service.ts";
 import { createDeveloper, setDeveloperPassword, toPublicDeveloper } from "./developers.ts";
 import { getWebhookConfig, removeWebhookConfig, rotateWebhookSecret, setWebhookUrl } from "../webhooks/config.ts";
 import { listDeliveries } from "../webhooks/deliveries.ts";
@@ -12,10 +12,18 @@ import { fail } from "../errors.ts";
 export function createAdminApi(core: Core) {
   const view = (app: AppRow): PublicApp => toPublicApp(app);
   return {
+    /**
+     * Creates an app. Its owner is `ownerEmail`'s developer, or else the only developer when
+     * there is exactly one (so it shows in their admin API), or else nobody until set.
+     */
     async createApp(input: { name: string; ownerEmail?: string; settings?: JsonObject }): Promise<PublicApp> {
-      const owner = input.ownerEmail ? await core.db.developers.findByEmail(input.ownerEmail.trim().toLowerCase()) : undefined;
-      if (input.ownerEmail && !owner) throw new Error(`tenantd: no developer with email ${input.ownerEmail}`);
+      const developers = await core.db.developers.list();
+      const owner = input.ownerEmail ? developers.find((d) => d.email === input.ownerEmail!.trim().toLowerCase()) : developers.length === 1 ? developers[0] : undefined;
+      if (input.ownerEmail && !owner) throw fail("not_found", `No developer with email ${input.ownerEmail}. Create one with: tenantd developer create --email ${input.ownerEmail}`);
       return view(await createApp(core, { name: input.name, ownerId: owner?.id ?? null, settings: input.settings }));
+    },
+    async setAppOwner(ref: string, ownerEmail: string): Promise<PublicApp> {
+      return view(await setAppOwner(core, await requireAppRef(core, ref), ownerEmail));
     },
     async listApps(): Promise<PublicApp[]> {
       return (await core.db.apps.list()).map(view);

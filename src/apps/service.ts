@@ -103,7 +103,18 @@ export async function deleteApp(core: Core, app: AppRow): Promise<void> {
 
 /** Finds an app by id or, for the CLI's convenience, by exact name. */
 export async function requireAppRef(core: Core, ref: string): Promise<AppRow> {
-  const app = (await core.db.apps.findById(ref)) ?? (await core.db.apps.list()).find((a) => a.name === ref);
-  if (!app) throw fail("not_found", `No app with id or name "${ref}". List them with: tenantd app list`);
-  return app;
+  const byId = await core.db.apps.findById(ref);
+  if (byId) return byId;
+  const named = (await core.db.apps.list()).filter((a) => a.name === ref);
+  if (named.length > 1) throw fail("conflict", `${named.length} apps are named "${ref}": use the app id instead (${named.map((a) => a.id).join(", ")}).`);
+  if (!named[0]) throw fail("not_found", `No app with id or name "${ref}". List them with: tenantd app list`);
+  return named[0];
+}
+
+/** Sets the developer who owns the app (who sees it in the admin API). */
+export async function setAppOwner(core: Core, app: AppRow, ownerEmail: string): Promise<AppRow> {
+  const owner = await core.db.developers.findByEmail(ownerEmail.trim().toLowerCase());
+  if (!owner) throw fail("not_found", `No developer with email ${ownerEmail}. Create one with: tenantd developer create --email ${ownerEmail}`);
+  await core.db.apps.setOwner(app.id, owner.id);
+  return { ...app, ownerId: owner.id };
 }

@@ -38,7 +38,7 @@ export default defineCommand({
         ...dataDirArg,
         ...jsonArg,
         name: { type: "string", description: "App name", required: true },
-        owner: { type: "string", description: "Email of the developer who owns it", valueHint: "email" },
+        owner: { type: "string", description: "Email of the developer who owns it (default: the only developer, if there is one)", valueHint: "email" },
         "cors-origins": { type: "string", description: "Comma-separated browser origins allowed to call the API", valueHint: "https://a.example,https://b.example" },
         settings: { type: "string", description: "Settings as JSON", valueHint: "json" },
       },
@@ -48,8 +48,8 @@ export default defineCommand({
           const origins = list(args["cors-origins"]);
           if (origins) settings.corsOrigins = origins;
           const app = await createAdminApi(core).createApp({ name: args.name, ownerEmail: args.owner, settings });
-          print(args.json, { app }, () => describe(app));
-        }),
+          print(args.json, { app }, () => describe(app) + (app.ownerId ? "" : "\nno owner yet: no developer sees it in the admin API until you run tenantd app update <app> --owner <email>"));
+        }, { create: true }),
     }),
     list: defineCommand({
       meta: { name: "list", description: "List every app in the data directory" },
@@ -78,6 +78,7 @@ export default defineCommand({
         ...jsonArg,
         ...refArg,
         name: { type: "string", description: "New name" },
+        owner: { type: "string", description: "Email of the developer who owns it", valueHint: "email" },
         "signup-mode": { type: "string", description: "open, invite_only or closed" },
         "cors-origins": { type: "string", description: "Comma-separated origins (replaces the list)" },
         settings: { type: "string", description: "Settings merge patch as JSON (null removes a key)", valueHint: "json" },
@@ -88,7 +89,9 @@ export default defineCommand({
           if (args["signup-mode"] !== undefined) settings.signupMode = args["signup-mode"];
           const origins = list(args["cors-origins"]);
           if (origins) settings.corsOrigins = origins;
-          const app = await createAdminApi(core).updateApp(args.app, { name: args.name, settings });
+          const admin = createAdminApi(core);
+          if (args.owner) await admin.setAppOwner(args.app, args.owner);
+          const app = await admin.updateApp(args.app, { name: args.name, settings });
           print(args.json, { app }, () => describe(app));
         }),
     }),

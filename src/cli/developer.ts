@@ -24,7 +24,7 @@ export default defineCommand({
               "sign in: POST /api/v1/developer/login with { email, password }",
             ].filter(Boolean).join("\n"),
           );
-        }),
+        }, { create: true }),
     }),
     list: defineCommand({
       meta: { name: "list", description: "List developer accounts" },

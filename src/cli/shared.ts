@@ -1,4 +1,6 @@
 import { HTTPError } from "h3";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import * as v from "valibot";
 import { createCore, type Core } from "../core.ts";
 import { ConfigError } from "../config.ts";
@@ -16,16 +18,24 @@ export const jsonArg = {
   json: { type: "boolean", description: "Print JSON (for scripts)", default: false },
 } as const;
 
-/** Opens the data directory directly, as the server does; no server has to run. */
-export function openCore(args: { "data-dir"?: string }): Core {
-  return createCore({ dataDir: args["data-dir"], logger: "error", bootstrap: false });
+/**
+ * Opens the data directory directly, as the server does; no server has to run. Only the
+ * commands that may start a data directory create one: a mistyped path is an error, not a
+ * new empty directory.
+ */
+export function openCore(args: { "data-dir"?: string }, opts: { create?: boolean } = {}): Core {
+  const dataDir = resolve(args["data-dir"] ?? process.env.TENANTD_DATA_DIR ?? ".tenantd");
+  if (!opts.create && !existsSync(join(dataDir, "tenantd.db"))) {
+    throw new CliError(`no tenantd data directory at ${dataDir} (no tenantd.db there). Start the server once with \`tenantd serve\`, or point --data-dir (or TENANTD_DATA_DIR) at the server's data directory.`);
+  }
+  return createCore({ dataDir, logger: "error", bootstrap: false });
 }
 
 /** Runs a command body with the core open, closing it after, and turns failures into a readable line. */
-export async function withCore<T>(args: { "data-dir"?: string }, fn: (core: Core) => Promise<T>): Promise<T> {
+export async function withCore<T>(args: { "data-dir"?: string }, fn: (core: Core) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
   let core: Core | undefined;
   try {
-    core = openCore(args);
+    core = openCore(args, opts);
     return await fn(core);
   } catch (e) {
     await core?.close();
