@@ -113,6 +113,17 @@ describe("request plumbing", () => {
     }
   });
 
+  it.each([
+    ["POST", "/api/v1/auth/refresh", {}, "body.refreshToken is required."],
+    ["POST", "/api/v1/auth/login", { email: "a@example.com", password: 12 }, "body.password must be a string (got 12)."],
+    ["POST", "/api/v1/auth/introspect", { include: ["everything"] }, 'body.include.0: must be "subscription" or "tenant"'],
+  ])("says which field is wrong and how: %s %s", async (method, path, body, message) => {
+    const t = await startBackend();
+    const res = await t.request(method, path, { key: t.app.publishableKey, body });
+    expectError(res, 400, "invalid_request");
+    expect(res.body.message).toBe(message);
+  });
+
   it("counts an oversized chunked body while streaming, over real HTTP", async () => {
     const t = await startBackend({ maxJsonBytes: 1024 });
     const { url } = await serveHttp(t.backend);
@@ -220,7 +231,14 @@ describe("developer admin", () => {
     const raw = t.backend.core.sqlite.prepare("SELECT settings FROM apps WHERE id = ?").pluck().get(id) as string;
     expect(raw).not.toContain("sk_test_123");
 
-    expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { signupMode: "sometimes" } } }), 400, "invalid_request");
+    const badMode = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { signupMode: "sometimes" } } });
+    expectError(badMode, 400, "invalid_request");
+    expect(badMode.body.message).toBe('settings.signupMode must be one of "open", "invite_only", "closed" (got "sometimes").');
+    expect((await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { nmae: "x" } })).body.message).toBe("body.nmae is not a known field: check its spelling.");
+    const typo = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { corsOrigin: ["https://x.example"] } } });
+    expect(typo.body.message).toBe("settings.corsOrigin is not a known field: check its spelling.");
+    const notList = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { corsOrigins: "https://x.example" } } });
+    expect(notList.body.message).toBe('settings.corsOrigins must be an array (got "https://x.example").');
     expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { corsOrigins: ["https://x.example/path"] } } }), 400, "invalid_request");
     const deep = `{"settings":${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}}`;
     expectError(await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, raw: deep, headers: { "content-type": "application/json" } }), 400, "invalid_request");

@@ -12,8 +12,8 @@ import { fail } from "../errors.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 
 const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
-const CreateAppBody = v.object({ name: AppNameSchema, settings: v.optional(v.unknown()) });
-const UpdateAppBody = v.object({
+const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
+const UpdateAppBody = v.strictObject({
   name: v.optional(AppNameSchema),
   settings: v.optional(v.custom<JsonObject>(isPlainObject, "settings must be an object (a JSON merge patch)")),
 });

@@ -5,6 +5,7 @@ import type { AppRow } from "../db/apps.ts";
 import type { Core } from "../core.ts";
 import { mergePatch, nestsDeeperThan, type JsonObject } from "../tools/merge-patch.ts";
 import { toIso } from "../clock.ts";
+import { issueMessage } from "../tools/issue-message.ts";
 import { AppSettingsSchema, dropRedactedSecrets, redactSettings, sealSettings, type AppSettings } from "./settings.ts";
 
 export const AppNameSchema = v.pipe(v.string(), v.trim(), v.minLength(1, "name must not be empty"), v.maxLength(100, "name is at most 100 characters"));
@@ -38,8 +39,7 @@ export function toPublicApp(app: AppRow): PublicApp {
 function validateSettings(raw: unknown): AppSettings {
   const parsed = v.safeParse(AppSettingsSchema, raw);
   if (!parsed.success) {
-    const issue = parsed.issues[0];
-    throw fail("invalid_request", `settings.${v.getDotPath(issue) ?? ""}: ${issue.message}`.replace(/\.:/, ":"));
+    throw fail("invalid_request", issueMessage(parsed.issues[0], "settings"));
   }
   return parsed.output;
 }

@@ -1,15 +1,14 @@
 import * as v from "valibot";
 import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
+import { issueMessage } from "../tools/issue-message.ts";
 import { isPlainObject } from "../tools/merge-patch.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
 export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, where = "body"): v.InferOutput<S> {
   const result = v.safeParse(schema, value);
   if (result.success) return result.output;
-  const issue = result.issues[0];
-  const path = v.getDotPath(issue);
-  throw fail("invalid_request", path ? `${where}.${path}: ${issue.message}` : `${where}: ${issue.message}`);
+  throw fail("invalid_request", issueMessage(result.issues[0], where));
 }
 
 /** Reads a body of any type, refusing more than `limit` bytes while streaming. */
