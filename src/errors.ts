@@ -88,7 +88,9 @@ export function errorToResponse(error: HTTPError, event: H3Event, log: Logger): 
     });
     return errorResponse(500, "internal_error", "Something went wrong on the server. It has been logged.", headers);
   }
-  return errorResponse(error.status, code, error.message || code, headers);
+  // h3 rejects a malformed percent-encoded path before routing, with only "Bad Request".
+  const message = error.status === 400 && error.message === "Bad Request" ? "The request path is malformed (bad percent-encoding): encode special characters as %XX." : error.message || code;
+  return errorResponse(error.status, code, message, headers);
 }
 
 /**

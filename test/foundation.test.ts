@@ -89,11 +89,28 @@ describe("app key", () => {
   });
 });
 
+describe("credential mix-ups", () => {
+  it("say what was sent wrong", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const noPrefix = await t.request("GET", "/api/v1/auth/me", { headers: { authorization: tenant.accessToken, "x-service-app": t.app.id } });
+    expectError(noPrefix, 401, "unauthorized");
+    expect(noPrefix.body.message).toContain("must read: Bearer");
+    const keyAsApp = await t.request("GET", "/api/v1/auth/me", { bearer: { accessToken: tenant.accessToken, appId: t.app.publishableKey } });
+    expect(keyAsApp.body.message).toContain("not the publishable key");
+    const tenantOnAdmin = await t.request("GET", "/api/v1/admin/apps", { developer: tenant.accessToken });
+    expectError(tenantOnAdmin, 401, "unauthorized");
+    expect(tenantOnAdmin.body.message).toContain("tenant access token");
+  });
+});
+
 describe("request plumbing", () => {
   it("answers unknown routes and wrong methods with JSON 404 and 405", async () => {
     const t = await startBackend();
     expectError(await t.request("GET", "/api/v1/nothing-here"), 404, "not_found");
-    expectError(await t.request("GET", "/api/v1/data/notes/%ZZ"), 400, "invalid_request");
+    const malformed = await t.request("GET", "/api/v1/data/notes/%ZZ");
+    expectError(malformed, 400, "invalid_request");
+    expect(malformed.body.message).toContain("percent-encoding");
     const res = await t.request("DELETE", "/api/v1/auth/login");
     expectError(res, 405, "method_not_allowed");
     expect(res.headers.get("allow")).toBe("POST");

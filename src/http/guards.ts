@@ -59,13 +59,20 @@ export async function checkTenant(
   keyApp?: AppRow,
 ): Promise<TenantAuth | { error: "unauthorized" | "invalid_access_token" | "token_expired" | "session_ended"; message: string }> {
   const token = bearerToken(event);
-  if (!token) return { error: "unauthorized", message: "Missing authorization: Bearer <access token> header." };
+  if (!token) {
+    return event.req.headers.has("authorization")
+      ? { error: "unauthorized", message: "The authorization header must read: Bearer <access token>." }
+      : { error: "unauthorized", message: "Missing authorization: Bearer <access token> header." };
+  }
   let app = keyApp;
   if (!app) {
     const appId = event.req.headers.get("x-service-app");
     if (!appId) return { error: "unauthorized", message: "Missing x-service-app header: send your app id with the bearer token." };
     app = await core.db.apps.findById(appId);
-    if (!app) return { error: "unauthorized", message: "Unknown x-service-app: no app has this id." };
+    if (!app) {
+      const hint = appId.startsWith("pk_") ? " It takes the app id (app_…), not the publishable key." : "";
+      return { error: "unauthorized", message: `Unknown x-service-app: no app has this id.${hint}` };
+    }
   }
   const now = core.clock();
   const result = core.accessTokens.verify(token, now);
@@ -101,7 +108,10 @@ export async function requireDeveloper(event: H3Event, core: Core): Promise<Deve
   if (!token) throw fail("unauthorized", "Missing authorization: Bearer <developer session token> header. Get one from POST /api/v1/developer/login.");
   const tokenHash = hashToken(token);
   const developer = await core.db.developers.findBySession(tokenHash, core.clock());
-  if (!developer) throw fail("unauthorized", "The developer session is unknown or has expired. Sign in again.");
+  if (!developer) {
+    const hint = token.split(".").length === 3 ? " This looks like a tenant access token: the admin API takes a developer session token (dev_…)." : "";
+    throw fail("unauthorized", `The developer session is unknown or has expired. Sign in again with POST /api/v1/developer/login.${hint}`);
+  }
   return { developer, tokenHash };
 }
 

@@ -129,7 +129,7 @@ export async function vetHost(hostname: string, allowInsecure: boolean): Promise
   if (!allowInsecure) {
     for (const a of found) {
       const reason = refusedAddressReason(a.address);
-      if (reason) throw new RefusedTargetError(`refused target ${host} (${a.address}): ${reason} address`);
+      if (reason) throw new RefusedTargetError(`refused target ${host} (${a.address}): ${reason} address (development receivers on this machine need the server started with TENANTD_WEBHOOKS_ALLOW_INSECURE=1)`);
     }
   }
   const first = found[0]!;

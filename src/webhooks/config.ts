@@ -32,14 +32,14 @@ export function checkWebhookUrl(core: Core, raw: string): string {
   const url = new URL(raw);
   const insecure = core.config.webhooks.allowInsecure;
   if (url.protocol !== "https:" && !(insecure && url.protocol === "http:")) {
-    throw fail("invalid_request", `url must use https:// (got ${url.protocol}//). Plain http is allowed only with the webhooks.allowInsecure development option.`);
+    throw fail("invalid_request", `url must use https:// (got ${url.protocol}//). Plain http (and loopback or private targets) is for development only: set the webhooks.allowInsecure option, or TENANTD_WEBHOOKS_ALLOW_INSECURE=1 for the CLI and for tenantd serve.`);
   }
   if (url.username || url.password) {
     throw fail("invalid_request", "url must not contain a user name or password: it is shown back in the config; authenticate deliveries by their signature.");
   }
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const reason = !insecure && isIP(host) ? refusedAddressReason(host) : null;
-  if (reason) throw fail("invalid_request", `url points at a ${reason} address; webhooks go to public addresses only.`);
+  if (reason) throw fail("invalid_request", `url points at a ${reason} address; webhooks go to public addresses only (for local development: TENANTD_WEBHOOKS_ALLOW_INSECURE=1 on the CLI and on tenantd serve).`);
   url.hash = "";
   return url.toString();
 }
