@@ -20,6 +20,11 @@ export function serveIpc(commands) {
   sampler.unref();
 
   const builtins = {
+    /** Only the event-loop histogram: the peak RSS keeps counting across a warm-up. */
+    "loop.reset": () => {
+      loop.reset();
+      return true;
+    },
     "stats.reset": () => {
       loop.reset();
       peakRss = process.memoryUsage.rss();

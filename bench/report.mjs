@@ -3,7 +3,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 
 const fmt = (n, digits = 0) => (n === undefined || n === null || Number.isNaN(n) ? "" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
-const ms = (n) => (n === undefined ? "" : n < 10 ? fmt(n, 1) : fmt(n, 0));
+// autocannon keeps latencies in whole milliseconds: 0 means under 1 ms.
+const ms = (n) => (n === undefined ? "" : n === 0 ? "<1" : n < 10 ? fmt(n, 1) : fmt(n, 0));
 
 export function machine() {
   const cpus = os.cpus();

@@ -108,9 +108,11 @@ async function runScenario(scenario) {
         scenario.amount
           ? { ...base, amount: warm ? scenario.warmupAmount ?? conns : scenario.amount }
           : { ...base, duration: warm ? warmup : scenario.duration ?? duration };
+      // RSS growth counts from before the warm-up: the first large bodies are what grows it.
+      const before = await child.call("stats.reset");
       if (warmup > 0) await load({ ...run(true), requests: await side.requests() });
       await settle();
-      const before = await child.call("stats.reset");
+      await child.call("loop.reset");
       const figures = await load({ ...run(false), requests: await side.requests() });
       const stats = await child.call("stats");
       row[name] = { ...figures, rssMb: stats.rssMb, peakRssMb: stats.peakRssMb, rssGrowthMb: stats.peakRssMb - before.rssMb, loopP99Ms: stats.loopP99Ms };
