@@ -13,6 +13,8 @@ export function serveIpc(commands) {
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
   let peakRss = process.memoryUsage.rss();
+  // CPU time the server spent (all threads: event loop and pool), per scenario.
+  let cpuAtReset = process.cpuUsage();
   // Sampled, not only read at the end: a 10 MB upload's buffers may be freed before the scenario ends.
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
@@ -23,17 +25,21 @@ export function serveIpc(commands) {
     /** Only the event-loop histogram: the peak RSS keeps counting across a warm-up. */
     "loop.reset": () => {
       loop.reset();
+      cpuAtReset = process.cpuUsage();
       return true;
     },
     "stats.reset": () => {
       loop.reset();
+      cpuAtReset = process.cpuUsage();
       peakRss = process.memoryUsage.rss();
       return { rssMb: peakRss / MB };
     },
     stats: () => {
       const rss = process.memoryUsage.rss();
       peakRss = Math.max(peakRss, rss);
+      const cpu = process.cpuUsage(cpuAtReset);
       return {
+        cpuMs: (cpu.user + cpu.system) / 1000,
         rssMb: rss / MB,
         peakRssMb: peakRss / MB,
         loopP50Ms: loop.count ? loop.percentile(50) / 1e6 : 0,

@@ -45,7 +45,7 @@ export function judge(row, argon2Bound) {
   return undefined;
 }
 
-const COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "target", "measured", "met?", "tenantd RSS MB"];
+const COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "target", "measured", "met?", "CPU µs/req tenantd / raw", "tenantd RSS MB"];
 
 export function tableRows(rows, argon2Bound) {
   return rows.map((row) => {
@@ -65,6 +65,7 @@ export function tableRows(rows, argon2Bound) {
       row.target?.text ?? "",
       verdict?.figure ?? "",
       verdict ? (verdict.met ? "yes" : "NO") : "",
+      td.cpuUsPerRequest === undefined ? "" : `${fmt(td.cpuUsPerRequest)} / ${fmt(raw.cpuUsPerRequest)}`,
       fmt(td.rssMb),
     ];
   });

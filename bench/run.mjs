@@ -1,7 +1,7 @@
 // `npm run bench`: starts tenantd and the raw baseline as child processes, loads each with
 // autocannon from this process, prints a table and writes bench/results/<time>.json and
 // latest.json. Flags: --only a,b  --duration <s>  --connections <n>  --warmup <s>
-// --profile (CPU profile of the tenantd child into bench/results/profiles)  --list.
+// --profile (CPU profiles of both children into bench/results/profiles, named by pid)  --list.
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { startChild } from "./children.mjs";
@@ -41,7 +41,7 @@ const resultsDir = fileURLToPath(new URL("./results", import.meta.url));
 
 const startedAt = new Date().toISOString();
 const profileArgs = opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${resultsDir}/profiles`] : [];
-const [td, raw] = await Promise.all([startChild("./tenantd-server.mjs", { execArgv: profileArgs }), startChild("./raw-server.mjs")]);
+const [td, raw] = await Promise.all([startChild("./tenantd-server.mjs", { execArgv: profileArgs }), startChild("./raw-server.mjs", { execArgv: profileArgs })]);
 const stopAll = () => Promise.all([td.stop(), raw.stop()]);
 process.once("SIGINT", () => stopAll().finally(() => process.exit(130)));
 
@@ -115,7 +115,15 @@ async function runScenario(scenario) {
       await child.call("loop.reset");
       const figures = await load({ ...run(false), requests: await side.requests() });
       const stats = await child.call("stats");
-      row[name] = { ...figures, rssMb: stats.rssMb, peakRssMb: stats.peakRssMb, rssGrowthMb: stats.peakRssMb - before.rssMb, loopP99Ms: stats.loopP99Ms };
+      row[name] = {
+        ...figures,
+        // Server CPU per request: steadier than req/s on a busy machine, where the client and other work take the cores.
+        cpuUsPerRequest: figures.requests ? (stats.cpuMs * 1000) / figures.requests : undefined,
+        rssMb: stats.rssMb,
+        peakRssMb: stats.peakRssMb,
+        rssGrowthMb: stats.peakRssMb - before.rssMb,
+        loopP99Ms: stats.loopP99Ms,
+      };
     }
     row.ratio = row.tenantd.rps / row.raw.rps;
     if (scenario.explain) {
@@ -163,6 +171,7 @@ function printRow(row) {
   if (row.failed) return console.log(`${row.name}: FAILED ${row.failed}`);
   const side = (s) =>
     `${s.rps.toFixed(0)} req/s p50 ${s.p50} p99 ${s.p99} ms, loop p99 ${s.loopP99Ms.toFixed(1)} ms` +
+    (s.cpuUsPerRequest !== undefined ? `, ${s.cpuUsPerRequest.toFixed(0)} µs CPU/req` : "") +
     (s.loginRps !== undefined ? `, logins ${s.loginRps.toFixed(0)}/s` : "") +
     (s.non2xx || s.errors ? ` (${s.non2xx} non-2xx, ${s.errors} errors)` : "");
   const verdict = judge(row, result.argon2?.hashesPerSecond);
