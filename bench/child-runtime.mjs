@@ -40,6 +40,7 @@ export function serveIpc(commands) {
       const cpu = process.cpuUsage(cpuAtReset);
       return {
         cpuMs: (cpu.user + cpu.system) / 1000,
+        cpuSystemMs: cpu.system / 1000,
         rssMb: rss / MB,
         peakRssMb: peakRss / MB,
         loopP50Ms: loop.count ? loop.percentile(50) / 1e6 : 0,

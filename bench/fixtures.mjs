@@ -1,7 +1,7 @@
 // What the scenarios need before a load, made once per run and shared: tenants, records,
 // the seeded collections, uploaded files. Each fixture exists on both servers.
 import { randomBytes } from "node:crypto";
-import { call, bearerHeaders, expectOk, multipart, Skip } from "./http.mjs";
+import { call, bearerHeaders, expectOk, multipart } from "./http.mjs";
 import { COLLECTIONS, FILTERS, SIZES, expectedMatches, recordData } from "./dataset.mjs";
 
 export const PASSWORD = "correct horse battery staple";
@@ -150,4 +150,3 @@ export function createFixtures(td, raw) {
   return f;
 }
 
-export { Skip };

@@ -119,6 +119,7 @@ async function runScenario(scenario) {
         ...figures,
         // Server CPU per request: steadier than req/s on a busy machine, where the client and other work take the cores.
         cpuUsPerRequest: figures.requests ? (stats.cpuMs * 1000) / figures.requests : undefined,
+        cpuSystemUsPerRequest: figures.requests ? (stats.cpuSystemMs * 1000) / figures.requests : undefined,
         rssMb: stats.rssMb,
         peakRssMb: stats.peakRssMb,
         rssGrowthMb: stats.peakRssMb - before.rssMb,
@@ -171,7 +172,7 @@ function printRow(row) {
   if (row.failed) return console.log(`${row.name}: FAILED ${row.failed}`);
   const side = (s) =>
     `${s.rps.toFixed(0)} req/s p50 ${s.p50} p99 ${s.p99} ms, loop p99 ${s.loopP99Ms.toFixed(1)} ms` +
-    (s.cpuUsPerRequest !== undefined ? `, ${s.cpuUsPerRequest.toFixed(0)} µs CPU/req` : "") +
+    (s.cpuUsPerRequest !== undefined ? `, ${s.cpuUsPerRequest.toFixed(0)} µs CPU/req (${s.cpuSystemUsPerRequest.toFixed(0)} system)` : "") +
     (s.loginRps !== undefined ? `, logins ${s.loginRps.toFixed(0)}/s` : "") +
     (s.non2xx || s.errors ? ` (${s.non2xx} non-2xx, ${s.errors} errors)` : "");
   const verdict = judge(row, result.argon2?.hashesPerSecond);
