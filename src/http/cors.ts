@@ -16,43 +16,38 @@ const isPublicPath = (event: H3Event) => event.url.pathname.includes("/api/v1/pu
  * the origin, before any handler runs. Public reads (share links, files) allow every origin.
  */
 export function defineCorsMiddleware(core: Core): Middleware {
-  // Not async on the common path: a request without Origin (servers, apps, tools) passes
-  // straight through without an extra promise per request.
-  return (event, next) => {
+  return async (event, next) => {
     const origin = event.req.headers.get("origin");
-    return origin ? corsRequest(core, event, next, origin) : next();
-  };
-}
+    if (!origin) return next();
+    event.res.headers.append("vary", "Origin");
+    const preflight = event.req.method === "OPTIONS" && event.req.headers.has("access-control-request-method");
 
-async function corsRequest(core: Core, event: H3Event, next: () => unknown, origin: string): Promise<unknown> {
-  event.res.headers.append("vary", "Origin");
-  const preflight = event.req.method === "OPTIONS" && event.req.headers.has("access-control-request-method");
-
-  if (isPublicPath(event)) {
-    event.res.headers.set("access-control-allow-origin", "*");
-    event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
-    if (preflight) return preflightResponse("*");
+    if (isPublicPath(event)) {
+      event.res.headers.set("access-control-allow-origin", "*");
+      event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
+      if (preflight) return preflightResponse("*");
+      return next();
+    }
+    if (preflight) {
+      const apps = await core.db.apps.cached();
+      if (!apps.some((app) => allows(app, origin))) {
+        return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not in any app's corsOrigins setting.`, { vary: "Origin" });
+      }
+      return preflightResponse(origin);
+    }
+    const key = event.req.headers.get("x-service-key");
+    const appId = event.req.headers.get("x-service-app");
+    const app = key ? await core.db.apps.findByKey(key) : appId ? await core.db.apps.findById(appId) : undefined;
+    if (app) {
+      if (!allows(app, origin)) {
+        return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not allowed for this app: add it to the app's corsOrigins setting.`, { vary: "Origin" });
+      }
+      event.res.headers.set("access-control-allow-origin", origin);
+      event.res.headers.set("access-control-allow-credentials", "true");
+      event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
+    }
     return next();
-  }
-  if (preflight) {
-    const apps = await core.db.apps.cached();
-    if (!apps.some((app) => allows(app, origin))) {
-      return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not in any app's corsOrigins setting.`, { vary: "Origin" });
-    }
-    return preflightResponse(origin);
-  }
-  const key = event.req.headers.get("x-service-key");
-  const appId = event.req.headers.get("x-service-app");
-  const app = key ? await core.db.apps.findByKey(key) : appId ? await core.db.apps.findById(appId) : undefined;
-  if (app) {
-    if (!allows(app, origin)) {
-      return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not allowed for this app: add it to the app's corsOrigins setting.`, { vary: "Origin" });
-    }
-    event.res.headers.set("access-control-allow-origin", origin);
-    event.res.headers.set("access-control-allow-credentials", "true");
-    event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
-  }
-  return next();
+  };
 }
 
 function preflightResponse(origin: string): Response {
