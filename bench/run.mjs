@@ -1,7 +1,8 @@
 // `npm run bench`: starts tenantd and the raw baseline as child processes, loads each with
 // autocannon from this process, prints a table and writes bench/results/<time>.json and
 // latest.json. Flags: --only a,b  --duration <s>  --connections <n>  --warmup <s>
-// --profile (CPU profiles of both children into bench/results/profiles, named by pid)  --list.
+// --profile (CPU profiles of both children into bench/results/profiles, named by pid)
+// --no-write (print only)  --list.
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { startChild } from "./children.mjs";
