@@ -157,7 +157,34 @@ describe("request plumbing", () => {
       duplex: "half",
     } as RequestInit);
     expect(res.status).toBe(413);
+    // The server stops reading: it closes the connection instead of draining the rest.
+    expect(res.headers.get("connection")).toBe("close");
     expect(await res.json()).toMatchObject({ error: "payload_too_large" });
+  });
+
+  it("reads a JSON body that arrives in pieces over real HTTP, a character split between two of them", async () => {
+    const t = await startBackend();
+    const { url } = await serveHttp(t.backend);
+    const password = "pässwörd ünïcode ✓";
+    const bytes = new TextEncoder().encode(JSON.stringify({ email: "pieces@example.com", password }));
+    const cut = bytes.indexOf(0xc3) + 1; // inside the two bytes of "ä"
+    const pieces = new ReadableStream({
+      async start(c) {
+        c.enqueue(bytes.slice(0, cut));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        c.enqueue(bytes.slice(cut));
+        c.close();
+      },
+    });
+    const signup = await fetch(`${url}/api/v1/auth/signup`, {
+      method: "POST",
+      headers: { "x-service-key": t.app.publishableKey, "content-type": "application/json" },
+      body: pieces,
+      duplex: "half",
+    } as RequestInit);
+    expect(signup.status).toBe(201);
+    const login = await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: "pieces@example.com", password } });
+    expect(login.status).toBe(200);
   });
 
   it("hides internals of unexpected failures", async () => {

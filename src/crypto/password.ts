@@ -1,4 +1,6 @@
+import { availableParallelism } from "node:os";
 import { hash, verify } from "@node-rs/argon2";
+import { createLimiter } from "../tools/limiter.ts";
 
 // Algorithm.Argon2id; the package exports it as an ambient const enum, which isolated modules cannot read.
 const ARGON2ID = 2;
@@ -20,21 +22,19 @@ export interface PasswordHasher {
 }
 
 // @node-rs/argon2 hashes on libuv's thread pool, so the event loop keeps serving requests.
-export function createPasswordHasher(params: Argon2Params): PasswordHasher {
+// At most one hash per core runs at once: more cannot finish sooner (argon2 is CPU-bound), and
+// every extra hashing thread takes CPU from the event loop and a pool thread from file I/O.
+export function createPasswordHasher(params: Argon2Params, maxConcurrent = availableParallelism()): PasswordHasher {
   const options = { ...params, algorithm: ARGON2ID };
+  const limit = createLimiter(Math.max(1, maxConcurrent));
   let dummy: Promise<string> | undefined;
+  const check = (hashed: string, password: string) => limit(() => verify(hashed, password)).catch(() => false);
   return {
-    hash: (password) => hash(password, options),
-    verify: async (hashed, password) => {
-      try {
-        return await verify(hashed, password);
-      } catch {
-        return false;
-      }
-    },
+    hash: (password) => limit(() => hash(password, options)),
+    verify: check,
     async verifyDummy(password) {
-      dummy ??= hash("tenantd-dummy-password", options);
-      await verify(await dummy, password).catch(() => false);
+      dummy ??= limit(() => hash("tenantd-dummy-password", options));
+      await check(await dummy, password);
       return false;
     },
   };

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { IncomingMessage } from "node:http";
 import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
 import { issueMessage } from "../tools/issue-message.ts";
@@ -11,12 +12,67 @@ export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown,
   throw fail("invalid_request", issueMessage(result.issues[0], where));
 }
 
+const tooLarge = (limit: number) =>
+  // Closing the connection stops the server from reading (and discarding) the rest of a huge body.
+  fail("payload_too_large", `The request body is larger than ${limit} bytes.`, { connection: "close" });
+
+/**
+ * The Node request under h3's web Request when served by node:http, if nothing has read its
+ * body yet. Reading it directly avoids building a web ReadableStream per request, which cost
+ * more CPU than the rest of a small JSON request together (see docs/performance.md).
+ */
+function unreadNodeRequest(event: H3Event): IncomingMessage | undefined {
+  const req = (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
+  if (!req || req.readableDidRead || req.readableEnded || req.destroyed || req.listenerCount("data") > 0) return undefined;
+  return req;
+}
+
+function readNodeLimited(req: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size).toString("utf8"));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    // The client went away before the body ended.
+    const onClose = () => {
+      cleanup();
+      reject(fail("invalid_request", "The request body was cut off."));
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("close", onClose);
+  });
+}
+
 /** Reads a body of any type, refusing more than `limit` bytes while streaming. */
 export async function readLimited(event: H3Event, limit: number): Promise<string> {
   const declared = event.req.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) {
-    throw fail("payload_too_large", `The request body is larger than ${limit} bytes.`);
-  }
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  const nodeReq = unreadNodeRequest(event);
+  if (nodeReq) return readNodeLimited(nodeReq, limit);
   const body = event.req.body;
   if (!body) return "";
   const reader = body.getReader();
@@ -28,7 +84,7 @@ export async function readLimited(event: H3Event, limit: number): Promise<string
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw fail("payload_too_large", `The request body is larger than ${limit} bytes.`);
+      throw tooLarge(limit);
     }
     chunks.push(value);
   }
@@ -57,7 +113,8 @@ export async function readJson<S extends v.GenericSchema>(event: H3Event, schema
 }
 
 async function readLimitedIfTyped(event: H3Event, type: string | null, limit: number): Promise<string> {
-  const hasBody = event.req.headers.get("content-length") !== "0" && event.req.body !== null;
+  // By method, not by touching event.req.body: that getter builds the web stream readLimited avoids.
+  const hasBody = event.req.headers.get("content-length") !== "0" && event.req.method !== "GET" && event.req.method !== "HEAD";
   if (type === null) {
     const text = hasBody ? await readLimited(event, limit) : "";
     if (text.trim() !== "") throw fail("unsupported_media_type", "Send JSON bodies with content-type: application/json.");

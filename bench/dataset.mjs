@@ -1,0 +1,44 @@
+// The records both servers are loaded with, so every list query matches the same rows.
+
+/** Record `i` of a seeded collection: `status` is an indexed field, `category` is not. */
+export function recordData(i) {
+  return { status: `s${i % 100}`, category: `c${(i * 7) % 100}`, n: i, title: `bench item ${i}` };
+}
+
+/** Collections and the per-app settings tenantd gets for them (indexed and unique fields). */
+export const COLLECTIONS = {
+  items: "benchitems",
+  big: "bench100k",
+  spread: "benchspread",
+  upsert: "benchupsert",
+};
+
+export const COLLECTION_SETTINGS = {
+  [COLLECTIONS.big]: { indexed: ["status"], unique: [] },
+  [COLLECTIONS.spread]: { indexed: ["status"], unique: [] },
+  [COLLECTIONS.upsert]: { indexed: [], unique: ["key"] },
+};
+
+/** The list filters: 1 % of the records match each (value 7 of 100). */
+export const FILTERS = {
+  indexed: { status: "s7" },
+  unindexed: { category: "c49" },
+};
+
+/** Matches of either filter among records 0..n-1 (i % 100 == 7, and (7 i) % 100 == 49 for i % 100 == 7). */
+export function expectedMatches(n) {
+  let count = 0;
+  for (let i = 0; i < n; i++) if (i % 100 === 7) count++;
+  return count;
+}
+
+export const SIZES = {
+  big: 100_000,
+  spreadTenants: 10_000,
+  perTenant: 100,
+};
+
+/** Seeded rows are spaced 1 ms apart ending an hour ago, so records created by the load are newest. */
+export function seedTime(i, total) {
+  return Date.now() - 3_600_000 - (total - i);
+}

@@ -1,0 +1,152 @@
+// What the scenarios need before a load, made once per run and shared: tenants, records,
+// the seeded collections, uploaded files. Each fixture exists on both servers.
+import { randomBytes } from "node:crypto";
+import { call, bearerHeaders, expectOk, multipart } from "./http.mjs";
+import { COLLECTIONS, FILTERS, SIZES, expectedMatches, recordData } from "./dataset.mjs";
+
+export const PASSWORD = "correct horse battery staple";
+
+function logSeed(server, collection, seeded) {
+  console.log(`  seeded ${server} ${collection}: ${seeded.rows.toLocaleString("en-US")} rows in ${(seeded.ms / 1000).toFixed(1)} s`);
+  for (const w of seeded.warnings ?? []) console.log(`  ${server} seed warning: ${w}`);
+  return seeded;
+}
+
+export function createFixtures(td, raw) {
+  const runId = Date.now().toString(36);
+  const memo = new Map();
+  const once = (name, fn) => {
+    if (!memo.has(name)) memo.set(name, fn());
+    return memo.get(name);
+  };
+  const key = td.app.publishableKey;
+  const appId = td.app.id;
+
+  async function tdSignup(label) {
+    const email = `${label}-${runId}@bench.test`;
+    const body = expectOk(await call(td.url, "POST", "/api/v1/auth/signup", { key, body: { email, password: PASSWORD } }), "tenantd signup", [201]);
+    return { id: body.tenant.id, email, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId } };
+  }
+  async function rawSignup(label) {
+    const email = `${label}-${runId}@bench.test`;
+    const body = expectOk(await call(raw.url, "POST", "/signup", { body: { email, password: PASSWORD } }), "raw signup", [201]);
+    return { id: body.id, email, sessionId: body.sessionId, refreshToken: body.refreshToken };
+  }
+
+  /** `n` records in the `benchitems` collection of the main tenant: their ids. */
+  async function tdItems(n) {
+    const t = await f.td.main();
+    const ids = [];
+    for (let i = 0; i < n; i++) {
+      const res = await call(td.url, "POST", `/api/v1/data/${COLLECTIONS.items}`, { bearer: t.bearer, body: { data: recordData(i) } });
+      ids.push(expectOk(res, "tenantd create record", [201]).record.id);
+    }
+    return ids;
+  }
+  async function rawItems(n) {
+    const t = await f.raw.main();
+    const ids = [];
+    for (let i = 0; i < n; i++) {
+      ids.push((await call(raw.url, "POST", `/records/${t.id}/${COLLECTIONS.items}`, { body: { data: recordData(i) } })).body.record.id);
+    }
+    return ids;
+  }
+
+  /** Checks through the API that both list filters count `expected` matches for `tenant`. */
+  async function verifyTd(tenant, collection, expected) {
+    for (const [kind, filter] of Object.entries(FILTERS)) {
+      const res = await call(td.url, "GET", `/api/v1/data/${collection}?filter=${encodeURIComponent(JSON.stringify(filter))}&limit=20`, { bearer: tenant.bearer });
+      const body = expectOk(res, `tenantd list (${kind})`, [200]);
+      if (body.total !== expected) throw new Error(`seeded ${collection} but the ${kind} filter counts ${body.total} records, expected ${expected}: the clone seeding does not match tenantd's schema`);
+    }
+  }
+
+  async function tdUpload(bytes) {
+    const t = await f.td.main();
+    const { body, contentType } = multipart(bytes);
+    const res = await call(td.url, "POST", "/api/v1/files/upload", { bearer: t.bearer, raw: body, headers: { "content-type": contentType } });
+    return expectOk(res, "tenantd upload", [201]).file;
+  }
+  async function rawUpload(bytes) {
+    const t = await f.raw.main();
+    const { body, contentType } = multipart(bytes);
+    return (await call(raw.url, "POST", `/files/${t.id}`, { raw: body, headers: { "content-type": contentType } })).body.file;
+  }
+
+  const f = {
+    runId,
+    tdUrl: td.url,
+    rawUrl: raw.url,
+    td: {
+      key,
+      appId,
+      signup: tdSignup,
+      main: () => once("td.main", () => tdSignup("main")),
+      headers: async () => bearerHeaders((await f.td.main()).bearer),
+      /** A fresh session of the main tenant: a refresh-token chain of its own. */
+      async login() {
+        const t = await f.td.main();
+        const body = expectOk(await call(td.url, "POST", "/api/v1/auth/login", { key, body: { email: t.email, password: PASSWORD } }), "tenantd login", [200]);
+        return body;
+      },
+      items: () => once("td.items", () => tdItems(100)),
+      /** One tenant with 100,000 records in `bench100k` (made through the API once, cloned in SQL). */
+      big: () =>
+        once("td.big", async () => {
+          const t = await tdSignup("big");
+          const res = await call(td.url, "POST", `/api/v1/data/${COLLECTIONS.big}`, { bearer: t.bearer, body: { data: recordData(0) } });
+          const record = expectOk(res, "tenantd create record", [201]).record;
+          f.raw.big().catch(() => {}); // the endpoint exists: seed the baseline meanwhile (errors surface where it is awaited)
+          const seeded = logSeed("tenantd", COLLECTIONS.big, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count: SIZES.big }));
+          await verifyTd(t, COLLECTIONS.big, expectedMatches(SIZES.big));
+          return { tenant: t, seeded };
+        }),
+      /** 10,000 tenants × 100 records in `benchspread`; the load uses the first 8, which are real accounts. */
+      spread: () =>
+        once("td.spread", async () => {
+          const tenants = [];
+          for (let i = 0; i < 8; i++) tenants.push(await tdSignup(`spread${i}`));
+          const res = await call(td.url, "POST", `/api/v1/data/${COLLECTIONS.spread}`, { bearer: tenants[0].bearer, body: { data: recordData(0) } });
+          const record = expectOk(res, "tenantd create record", [201]).record;
+          f.raw.spread().catch(() => {});
+          const seeded = logSeed("tenantd", COLLECTIONS.spread, await td.call("seed.clone", {
+            recordId: record.id,
+            tenantId: tenants[0].id,
+            spread: { realTenantIds: tenants.map((t) => t.id), tenants: SIZES.spreadTenants, perTenant: SIZES.perTenant },
+          }));
+          await verifyTd(tenants[0], COLLECTIONS.spread, expectedMatches(SIZES.perTenant));
+          await verifyTd(tenants[7], COLLECTIONS.spread, expectedMatches(SIZES.perTenant));
+          return { tenants, seeded };
+        }),
+      upload: (bytes) => tdUpload(bytes),
+      /** A 100 KB file for the public read scenario. */
+      smallFile: () => once("td.smallFile", () => tdUpload(randomBytes(100 * 1024))),
+    },
+    raw: {
+      signup: rawSignup,
+      main: () => once("raw.main", () => rawSignup("main")),
+      async login() {
+        const t = await f.raw.main();
+        return (await call(raw.url, "POST", "/login", { body: { email: t.email, password: PASSWORD } })).body;
+      },
+      items: () => once("raw.items", () => rawItems(100)),
+      big: () =>
+        once("raw.big", async () => {
+          const t = await rawSignup("big");
+          const seeded = logSeed("raw", COLLECTIONS.big, await raw.call("seed.records", { tenantId: t.id, collection: COLLECTIONS.big, count: SIZES.big }));
+          return { tenant: t, seeded };
+        }),
+      spread: () =>
+        once("raw.spread", async () => {
+          const tenants = [];
+          for (let i = 0; i < 8; i++) tenants.push(await rawSignup(`spread${i}`));
+          const seeded = logSeed("raw", COLLECTIONS.spread, await raw.call("seed.spread", { realTenantIds: tenants.map((t) => t.id), collection: COLLECTIONS.spread }));
+          return { tenants, seeded };
+        }),
+      upload: (bytes) => rawUpload(bytes),
+      smallFile: () => once("raw.smallFile", () => rawUpload(randomBytes(100 * 1024))),
+    },
+  };
+  return f;
+}
+

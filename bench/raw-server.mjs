@@ -1,0 +1,266 @@
+// The raw baseline: h3 v2 + better-sqlite3 doing the same SQL work per scenario as tenantd,
+// without auth, validation or tenancy checks. The ratio tenantd/raw is what tenantd costs.
+import { createServer } from "node:http";
+import { mkdtempSync, rmSync, mkdirSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import Database from "better-sqlite3";
+import { H3, HTTPError, getRouterParam, getQuery } from "h3";
+import { toNodeHandler } from "h3/node";
+import { hash, verify } from "@node-rs/argon2";
+import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
+import { recordData, seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
+
+// The same cost tenantd uses in production (OWASP's argon2id).
+const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1, algorithm: 2 };
+const dataDir = mkdtempSync(join(tmpdir(), "tenantd-bench-raw-"));
+mkdirSync(join(dataDir, "files"));
+
+const db = new Database(join(dataDir, "raw.db"));
+db.pragma("journal_mode = WAL");
+db.pragma("synchronous = NORMAL");
+db.exec(`
+CREATE TABLE tenants (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, password_hash TEXT, created_at INTEGER NOT NULL);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, ended_at INTEGER);
+CREATE TABLE refresh_tokens (token_hash TEXT PRIMARY KEY, session_id TEXT NOT NULL, created_at INTEGER NOT NULL, rotated_at INTEGER);
+CREATE TABLE records (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, collection TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+CREATE INDEX records_list ON records (tenant_id, collection, created_at);
+CREATE INDEX records_status ON records (tenant_id, collection, json_extract(data, '$.status'), created_at);
+CREATE INDEX records_key ON records (tenant_id, collection, json_extract(data, '$.key'));
+CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (tenant_id, feature, period));
+CREATE TABLE files (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, size INTEGER NOT NULL, mime TEXT NOT NULL, name TEXT, created_at INTEGER NOT NULL);
+`);
+
+const sha = (s) => createHash("sha256").update(s).digest("hex");
+const token = () => randomBytes(32).toString("base64url");
+const DAY = 86_400_000;
+
+const q = {
+  insertTenant: db.prepare("INSERT INTO tenants (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)"),
+  tenantByEmail: db.prepare("SELECT * FROM tenants WHERE email = ?"),
+  tenantById: db.prepare("SELECT id, email, created_at FROM tenants WHERE id = ?"),
+  insertSession: db.prepare("INSERT INTO sessions (id, tenant_id, created_at, expires_at) VALUES (?, ?, ?, ?)"),
+  sessionById: db.prepare("SELECT * FROM sessions WHERE id = ?"),
+  insertRefresh: db.prepare("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
+  byRefresh: db.prepare("SELECT s.*, r.rotated_at FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?"),
+  markRotated: db.prepare("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ?"),
+  extend: db.prepare("UPDATE sessions SET expires_at = ? WHERE id = ?"),
+  insertRecord: db.prepare("INSERT INTO records (id, tenant_id, collection, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)"),
+  recordById: db.prepare("SELECT * FROM records WHERE id = ?"),
+  patchRecord: db.prepare("UPDATE records SET data = json_patch(data, ?), updated_at = ? WHERE id = ? RETURNING *"),
+  byKey: db.prepare("SELECT id FROM records WHERE tenant_id = ? AND collection = ? AND json_extract(data, '$.key') = ?"),
+  incrementUsage: db.prepare(
+    "INSERT INTO usage (tenant_id, feature, period, count) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count",
+  ),
+  insertFile: db.prepare("INSERT INTO files (id, tenant_id, size, mime, name, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
+  fileById: db.prepare("SELECT * FROM files WHERE id = ?"),
+};
+
+// One list statement per filtered field (the field name is part of the SQL, as in any JSON store).
+const listSql = (field) => ({
+  page: db.prepare(
+    `SELECT * FROM records WHERE tenant_id = ? AND collection = ? AND json_extract(data, '$.${field}') = ? ORDER BY created_at DESC LIMIT ?`,
+  ),
+  count: db.prepare(`SELECT COUNT(*) AS n FROM records WHERE tenant_id = ? AND collection = ? AND json_extract(data, '$.${field}') = ?`).pluck(),
+});
+const lists = { status: listSql("status"), category: listSql("category") };
+
+const toRecord = (r) => ({ id: r.id, data: JSON.parse(r.data), createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString() });
+const notFound = () => new HTTPError({ status: 404, message: "not found" });
+
+function startSession(tenantId, now) {
+  const sessionId = randomUUID();
+  const refreshToken = token();
+  db.transaction(() => {
+    q.insertSession.run(sessionId, tenantId, now, now + 90 * DAY);
+    q.insertRefresh.run(sha(refreshToken), sessionId, now);
+  }).immediate();
+  return { sessionId, refreshToken };
+}
+
+const app = new H3();
+
+app.post("/signup", async (event) => {
+  const { email, password } = await event.req.json();
+  const passwordHash = await hash(password, ARGON2);
+  const id = randomUUID();
+  const now = Date.now();
+  q.insertTenant.run(id, email, passwordHash, now);
+  event.res.status = 201;
+  return { id, ...startSession(id, now) };
+});
+
+app.post("/login", async (event) => {
+  const { email, password } = await event.req.json();
+  const tenant = q.tenantByEmail.get(email);
+  if (!tenant || !(await verify(tenant.password_hash, password))) throw new HTTPError({ status: 401, message: "wrong" });
+  return { id: tenant.id, ...startSession(tenant.id, Date.now()) };
+});
+
+const rotate = db.transaction((oldHash, next, now) => {
+  const row = q.byRefresh.get(oldHash);
+  if (!row) return undefined;
+  q.markRotated.run(now, oldHash);
+  q.insertRefresh.run(next, row.id, now);
+  q.extend.run(now + 90 * DAY, row.id);
+  return row;
+});
+app.post("/refresh", async (event) => {
+  const { refreshToken } = await event.req.json();
+  const next = token();
+  const row = rotate.immediate(sha(refreshToken), sha(next), Date.now());
+  if (!row) throw new HTTPError({ status: 401, message: "unknown" });
+  return { refreshToken: next };
+});
+
+app.get("/tenants/:id", (event) => {
+  const t = q.tenantById.get(getRouterParam(event, "id"));
+  if (!t) throw notFound();
+  return { tenant: { id: t.id, email: t.email, createdAt: new Date(t.created_at).toISOString() } };
+});
+
+app.post("/introspect/:sessionId", (event) => {
+  const s = q.sessionById.get(getRouterParam(event, "sessionId"));
+  return { active: !!s && s.ended_at === null && s.expires_at > Date.now(), tenantId: s?.tenant_id ?? null };
+});
+
+app.post("/records/:tenant/:collection/upsert", async (event) => {
+  const { data } = await event.req.json();
+  const tenant = getRouterParam(event, "tenant");
+  const collection = getRouterParam(event, "collection");
+  const now = Date.now();
+  const result = db.transaction(() => {
+    const existing = q.byKey.get(tenant, collection, data.key);
+    if (existing) return { record: toRecord(q.patchRecord.get(JSON.stringify(data), now, existing.id)), created: false };
+    const id = randomUUID();
+    q.insertRecord.run(id, tenant, collection, JSON.stringify(data), now, now);
+    return { record: { id, data, createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() }, created: true };
+  }).immediate();
+  event.res.status = result.created ? 201 : 200;
+  return result;
+});
+
+app.post("/records/:tenant/:collection", async (event) => {
+  const { data } = await event.req.json();
+  const id = randomUUID();
+  const now = Date.now();
+  q.insertRecord.run(id, getRouterParam(event, "tenant"), getRouterParam(event, "collection"), JSON.stringify(data), now, now);
+  event.res.status = 201;
+  return { record: { id, data, createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() } };
+});
+
+app.get("/records/:tenant/:collection", (event) => {
+  const query = getQuery(event);
+  const list = lists[query.field];
+  if (!list) throw new HTTPError({ status: 400, message: "field" });
+  const limit = Number(query.limit ?? 50);
+  const args = [getRouterParam(event, "tenant"), getRouterParam(event, "collection"), query.value];
+  return { records: list.page.all(...args, limit).map(toRecord), total: list.count.get(...args), limit, offset: 0 };
+});
+
+app.get("/records/:id", (event) => {
+  const r = q.recordById.get(getRouterParam(event, "id"));
+  if (!r) throw notFound();
+  return { record: toRecord(r) };
+});
+
+app.put("/records/:id", async (event) => {
+  const { data } = await event.req.json();
+  const r = q.patchRecord.get(JSON.stringify(data), Date.now(), getRouterParam(event, "id"));
+  if (!r) throw notFound();
+  return { record: toRecord(r) };
+});
+
+app.post("/usage/:tenant/:feature/increment", (event) => {
+  const period = new Date().toISOString().slice(0, 7);
+  return { count: q.incrementUsage.get(getRouterParam(event, "tenant"), getRouterParam(event, "feature"), period), period: "monthly", limit: null };
+});
+
+app.post("/files/:tenant", async (event) => {
+  const form = await event.req.formData();
+  const file = form.get("file");
+  if (!file || typeof file === "string") throw new HTTPError({ status: 400, message: "file part missing" });
+  const id = randomUUID();
+  await writeFile(join(dataDir, "files", id), new Uint8Array(await file.arrayBuffer()));
+  q.insertFile.run(id, getRouterParam(event, "tenant"), file.size, file.type || "application/octet-stream", file.name, Date.now());
+  event.res.status = 201;
+  return { file: { id, url: `${baseUrl}/files/${id}`, sizeBytes: file.size } };
+});
+
+app.get("/files/:id", async (event) => {
+  const row = q.fileById.get(getRouterParam(event, "id"));
+  if (!row) throw notFound();
+  return new Response(await readFile(join(dataDir, "files", row.id)), { headers: { "content-type": row.mime } });
+});
+
+const server = createServer(toNodeHandler(app));
+const baseUrl = await listen(server);
+
+// Seeding straight into this server's schema, in transactions of 20,000 rows.
+function seedRows(rows) {
+  const insertMany = db.transaction((batch) => {
+    for (const r of batch) q.insertRecord.run(...r);
+  });
+  for (let i = 0; i < rows.length; i += 20_000) insertMany(rows.slice(i, i + 20_000));
+}
+// As tenantd's seeding does: the load starts from a checkpointed WAL.
+const checkpoint = () => db.pragma("wal_checkpoint(TRUNCATE)");
+
+serveIpc({
+  /** One tenant's collection of `count` records (record i = recordData(i)). */
+  "seed.records": ({ tenantId, collection, count }) => {
+    const started = Date.now();
+    for (let from = 0; from < count; from += 100_000) {
+      const rows = [];
+      for (let i = from; i < Math.min(count, from + 100_000); i++) {
+        const t = seedTime(i, count);
+        rows.push([randomUUID(), tenantId, collection, JSON.stringify(recordData(i)), t, t]);
+      }
+      seedRows(rows);
+    }
+    checkpoint();
+    return { rows: count, ms: Date.now() - started };
+  },
+  /** `tenants` tenants (the given real ones first, then synthetic ones) × `perTenant` records, interleaved in time. */
+  "seed.spread": ({ realTenantIds, collection, tenants = SIZES.spreadTenants, perTenant = SIZES.perTenant }) => {
+    const started = Date.now();
+    const ids = [...realTenantIds];
+    const now = Date.now();
+    db.transaction(() => {
+      for (let t = ids.length; t < tenants; t++) {
+        const id = randomUUID();
+        q.insertTenant.run(id, `seed${t}@bench.invalid`, null, now);
+        ids.push(id);
+      }
+    })();
+    const total = tenants * perTenant;
+    for (let i = 0; i < perTenant; i++) {
+      const rows = [];
+      for (let t = 0; t < tenants; t++) {
+        const at = seedTime(i * tenants + t, total);
+        rows.push([randomUUID(), ids[t], collection, JSON.stringify(recordData(i)), at, at]);
+      }
+      seedRows(rows);
+    }
+    checkpoint();
+    return { rows: total, ms: Date.now() - started };
+  },
+  explain: ({ tenantId, collection, field, value }) =>
+    db.prepare(`EXPLAIN QUERY PLAN ${lists[field].page.source}`).all(tenantId, collection, value, 20).map((r) => r.detail),
+  shutdown,
+});
+
+let closing;
+function shutdown() {
+  closing ??= (async () => {
+    await closeServer(server);
+    await drain();
+    db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  })();
+  return closing;
+}
+
+process.send({ type: "ready", url: baseUrl, collections: COLLECTIONS });

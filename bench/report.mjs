@@ -1,0 +1,90 @@
+// The printed table and the JSON file of a run.
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+
+const fmt = (n, digits = 0) => (n === undefined || n === null || Number.isNaN(n) ? "" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+// autocannon keeps latencies in whole milliseconds: 0 means under 1 ms.
+const ms = (n) => (n === undefined ? "" : n === 0 ? "<1" : n < 10 ? fmt(n, 1) : fmt(n, 0));
+
+export function machine() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? "unknown",
+    memoryGb: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    loadAverageAtStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+/** Whether the row meets its target, and the figure the target is judged on. */
+export function judge(row, argon2Bound) {
+  const t = row.target;
+  const td = row.tenantd;
+  if (!t || !td || row.skipped) return undefined;
+  switch (t.kind) {
+    case "ratio":
+      return row.ratio === undefined ? undefined : { met: row.ratio >= t.min, figure: `${fmt(row.ratio, 2)} ×` };
+    case "p50": {
+      // The plan must search an index on the filtered field (an expression index: `<expr>=?`).
+      const indexed = row.planUsesFieldIndex;
+      const figure = `p50 ${ms(td.p50)} ms${indexed === false ? ", index NOT used" : indexed ? ", index used" : ""}`;
+      return { met: td.p50 <= t.maxMs && indexed !== false, figure };
+    }
+    case "argon2": {
+      if (!argon2Bound) return undefined;
+      const r = td.rps / argon2Bound;
+      return { met: r >= t.min, figure: `${fmt(r, 2)} × bound` };
+    }
+    case "loopP99":
+      return { met: td.loopP99Ms <= t.maxMs, figure: `${ms(td.loopP99Ms)} ms` };
+    case "rssGrowth":
+      return { met: td.rssGrowthMb < t.maxMb, figure: `+${fmt(td.rssGrowthMb, 0)} MB` };
+  }
+  return undefined;
+}
+
+const COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "target", "measured", "met?", "CPU µs/req tenantd / raw", "tenantd RSS MB"];
+
+export function tableRows(rows, argon2Bound) {
+  return rows.map((row) => {
+    if (row.skipped || row.failed) return [row.name, row.skipped ?? `failed: ${row.failed.split("\n")[0].slice(0, 160)}`];
+    const td = row.tenantd ?? {};
+    const raw = row.raw ?? {};
+    const verdict = judge(row, argon2Bound);
+    return [
+      row.name,
+      fmt(td.rps),
+      ms(td.p50),
+      ms(td.p99),
+      fmt(raw.rps),
+      ms(raw.p50),
+      ms(raw.p99),
+      row.ratio === undefined ? "" : fmt(row.ratio, 2),
+      row.target?.text ?? "",
+      verdict?.figure ?? "",
+      verdict ? (verdict.met ? "yes" : "NO") : "",
+      td.cpuUsPerRequest === undefined ? "" : `${fmt(td.cpuUsPerRequest)} / ${fmt(raw.cpuUsPerRequest)}`,
+      fmt(td.rssMb),
+    ];
+  });
+}
+
+/** A GitHub-flavoured Markdown table: reads in a terminal and pastes into docs/performance.md. */
+export function markdownTable(rows, argon2Bound) {
+  const body = tableRows(rows, argon2Bound).map((cells) => {
+    const full = cells.length === 2 ? [cells[0], ...COLUMNS.slice(1).map((_, i) => (i === 0 ? cells[1] : ""))] : cells;
+    return `| ${full.join(" | ")} |`;
+  });
+  return [`| ${COLUMNS.join(" | ")} |`, `|${COLUMNS.map((_, i) => (i === 0 || i === 8 ? "---" : "---:")).join("|")}|`, ...body].join("\n");
+}
+
+export function writeResults(dir, result) {
+  mkdirSync(dir, { recursive: true });
+  const stamp = result.startedAt.replace(/[:.]/g, "-");
+  const text = JSON.stringify(result, null, 2) + "\n";
+  writeFileSync(`${dir}/${stamp}.json`, text);
+  writeFileSync(`${dir}/latest.json`, text);
+  return `${dir}/${stamp}.json`;
+}

@@ -1,0 +1,285 @@
+// Every scenario: what tenantd gets, what the raw baseline gets for the same SQL work, and
+// the target from issue 10. `tenantd`/`raw` return `{ requests }` (a factory, called once
+// per load so per-connection state such as refresh-token chains starts fresh).
+import { randomBytes } from "node:crypto";
+import { COLLECTIONS, FILTERS, recordData } from "./dataset.mjs";
+import { PASSWORD } from "./fixtures.mjs";
+import { call, expectOk, multipart } from "./http.mjs";
+
+const json = (body) => JSON.stringify(body);
+const JSON_HEADERS = { "content-type": "application/json" };
+const MB = 1_000_000;
+
+/** Cycles through `items` across all connections. */
+function cycle(items) {
+  let i = 0;
+  return () => items[i++ % items.length];
+}
+
+const ratio = (min) => ({ kind: "ratio", min, text: `≥ ${min} × raw` });
+
+// One counter for the whole run: warm-up and measured loads never reuse an email.
+let signups = 0;
+function signupRequests(f, side, path, extraHeaders) {
+  return [
+    {
+      method: "POST",
+      path,
+      headers: { ...JSON_HEADERS, ...extraHeaders },
+      setupRequest: (req) => ({ ...req, body: json({ email: `load${++signups}-${f.runId}-${side}@bench.test`, password: PASSWORD }) }),
+    },
+  ];
+}
+
+/**
+ * Refresh-token chains. autocannon resets a connection's context after every request of a
+ * one-request list, so the chains live in a shared queue instead: a request takes a token no
+ * other request holds, and its answer puts the next token of that session back. Every token
+ * is presented exactly once, as a client refreshing its own session would.
+ */
+function refreshRequests(pool, path, extraHeaders) {
+  return [
+    {
+      method: "POST",
+      path,
+      headers: { ...JSON_HEADERS, ...extraHeaders },
+      setupRequest: (req) => ({ ...req, body: json({ refreshToken: pool.shift() ?? "rt_pool_ran_dry" }) }),
+      onResponse: (status, body) => {
+        if (status === 200) pool.push(JSON.parse(body).refreshToken);
+      },
+    },
+  ];
+}
+
+async function loginPool(login, n) {
+  const pool = [];
+  for (let i = 0; i < n; i++) pool.push((await login()).refreshToken);
+  return pool;
+}
+
+const tdLogin = async (f) => {
+  const t = await f.td.main();
+  return [{ method: "POST", path: "/api/v1/auth/login", headers: { ...JSON_HEADERS, "x-service-key": f.td.key }, body: json({ email: t.email, password: PASSWORD }) }];
+};
+const rawLogin = async (f) => {
+  const t = await f.raw.main();
+  return [{ method: "POST", path: "/login", headers: JSON_HEADERS, body: json({ email: t.email, password: PASSWORD }) }];
+};
+const tdMe = async (f) => [{ method: "GET", path: "/api/v1/auth/me", headers: await f.td.headers() }];
+const rawMe = async (f) => [{ method: "GET", path: `/tenants/${(await f.raw.main()).id}` }];
+
+const listQuery = (filter) => `filter=${encodeURIComponent(json(filter))}&limit=20`;
+const rawListQuery = (filter) => {
+  const [[field, value]] = Object.entries(filter);
+  return `field=${field}&value=${value}&limit=20`;
+};
+
+function listScenarios() {
+  const out = [];
+  for (const dataset of ["big", "spread"]) {
+    for (const kind of ["indexed", "unindexed"]) {
+      const filter = FILTERS[kind];
+      const collection = COLLECTIONS[dataset];
+      out.push({
+        name: `list-${kind}-${dataset === "big" ? "100k" : "10k-tenants"}`,
+        title: `list, filter on ${kind} field, ${dataset === "big" ? "1 tenant × 100,000 records" : "10,000 tenants × 100 records"}`,
+        target: dataset === "big" && kind === "indexed" ? { kind: "p50", maxMs: 5, text: "p50 ≤ 5 ms, index used" } : undefined,
+        explain: dataset === "big" && kind === "indexed" ? { collection, filter } : undefined,
+        async tenantd(f) {
+          if (dataset === "big") {
+            const { tenant } = await f.td.big();
+            return { requests: () => [{ method: "GET", path: `/api/v1/data/${collection}?${listQuery(filter)}`, headers: { authorization: `Bearer ${tenant.accessToken}`, "x-service-app": f.td.appId } }] };
+          }
+          const { tenants } = await f.td.spread();
+          return {
+            requests: () => {
+              const next = cycle(tenants);
+              return [
+                {
+                  method: "GET",
+                  path: `/api/v1/data/${collection}?${listQuery(filter)}`,
+                  setupRequest: (req) => ({ ...req, headers: { authorization: `Bearer ${next().accessToken}`, "x-service-app": f.td.appId } }),
+                },
+              ];
+            },
+          };
+        },
+        async raw(f) {
+          if (dataset === "big") {
+            const { tenant } = await f.raw.big();
+            return { requests: () => [{ method: "GET", path: `/records/${tenant.id}/${collection}?${rawListQuery(filter)}` }] };
+          }
+          const { tenants } = await f.raw.spread();
+          return {
+            requests: () => {
+              const next = cycle(tenants);
+              return [
+                {
+                  method: "GET",
+                  setupRequest: (req) => ({ ...req, path: `/records/${next().id}/${collection}?${rawListQuery(filter)}` }),
+                },
+              ];
+            },
+          };
+        },
+      });
+    }
+  }
+  return out;
+}
+
+function uploadScenario(name, bytes, { connections, amount, target }) {
+  return {
+    name,
+    title: `file upload ${bytes / MB} MB, ${connections} at once`,
+    connections,
+    amount,
+    warmupAmount: connections,
+    target,
+    async tenantd(f) {
+      // Probe with a small file, so a missing endpoint is found before building the big body.
+      await f.td.upload(randomBytes(1024));
+      const headers = await f.td.headers();
+      const { body, contentType } = multipart(randomBytes(bytes));
+      return { requests: () => [{ method: "POST", path: "/api/v1/files/upload", headers: { ...headers, "content-type": contentType }, body }] };
+    },
+    async raw(f) {
+      const t = await f.raw.main();
+      const { body, contentType } = multipart(randomBytes(bytes));
+      return { requests: () => [{ method: "POST", path: `/files/${t.id}`, headers: { "content-type": contentType }, body }] };
+    },
+  };
+}
+
+export const SCENARIOS = [
+  {
+    name: "argon2-bound",
+    title: "argon2id hashes/s at the configured cost, 8 in flight (no HTTP)",
+    custom: "argon2",
+  },
+  {
+    name: "signup",
+    title: "POST /auth/signup (argon2 hash + insert)",
+    tenantd: async (f) => ({ requests: () => signupRequests(f, "td", "/api/v1/auth/signup", { "x-service-key": f.td.key }) }),
+    raw: async (f) => ({ requests: () => signupRequests(f, "raw", "/signup", {}) }),
+  },
+  {
+    name: "login",
+    title: "POST /auth/login (argon2 verify + session insert)",
+    target: { kind: "argon2", min: 0.8, text: "≥ 0.8 × argon2 bound" },
+    tenantd: async (f) => ({ requests: () => tdLogin(f) }),
+    raw: async (f) => ({ requests: () => rawLogin(f) }),
+  },
+  {
+    name: "refresh",
+    title: "POST /auth/refresh (rotate, chained per connection)",
+    tenantd: async (f, { connections }) => ({
+      requests: async () => refreshRequests(await loginPool(f.td.login, connections), "/api/v1/auth/refresh", { "x-service-key": f.td.key }),
+    }),
+    raw: async (f, { connections }) => ({ requests: async () => refreshRequests(await loginPool(f.raw.login, connections), "/refresh", {}) }),
+  },
+  {
+    name: "me",
+    title: "GET /auth/me (bearer guard + tenant by id)",
+    target: ratio(0.7),
+    tenantd: async (f) => ({ requests: () => tdMe(f) }),
+    raw: async (f) => ({ requests: () => rawMe(f) }),
+  },
+  {
+    name: "introspect",
+    title: "POST /auth/introspect (key + bearer)",
+    async tenantd(f) {
+      const headers = { ...JSON_HEADERS, ...(await f.td.headers()), "x-service-key": f.td.key };
+      expectOk(await call(f.tdUrl, "POST", "/api/v1/auth/introspect", { headers, raw: "{}" }), "tenantd introspect", [200]);
+      return { requests: () => [{ method: "POST", path: "/api/v1/auth/introspect", headers, body: "{}" }] };
+    },
+    raw: async (f) => ({ requests: async () => [{ method: "POST", path: `/introspect/${(await f.raw.main()).sessionId}`, headers: JSON_HEADERS, body: "{}" }] }),
+  },
+  {
+    name: "create",
+    title: "POST /data/:collection (insert JSON record)",
+    target: ratio(0.6),
+    async tenantd(f) {
+      await f.td.items();
+      const headers = { ...JSON_HEADERS, ...(await f.td.headers()) };
+      return { requests: () => [{ method: "POST", path: `/api/v1/data/${COLLECTIONS.items}`, headers, body: json({ data: recordData(1) }) }] };
+    },
+    raw: async (f) => ({ requests: async () => [{ method: "POST", path: `/records/${(await f.raw.main()).id}/${COLLECTIONS.items}`, headers: JSON_HEADERS, body: json({ data: recordData(1) }) }] }),
+  },
+  {
+    name: "get",
+    title: "GET /data/:collection/:id (record by id)",
+    target: ratio(0.7),
+    async tenantd(f) {
+      const ids = await f.td.items();
+      const headers = await f.td.headers();
+      return { requests: () => { const next = cycle(ids); return [{ method: "GET", headers, setupRequest: (req) => ({ ...req, path: `/api/v1/data/${COLLECTIONS.items}/${next()}` }) }]; } };
+    },
+    async raw(f) {
+      const ids = await f.raw.items();
+      return { requests: () => { const next = cycle(ids); return [{ method: "GET", setupRequest: (req) => ({ ...req, path: `/records/${next()}` }) }]; } };
+    },
+  },
+  {
+    name: "update",
+    title: "PUT /data/:collection/:id (merge-patch)",
+    target: ratio(0.6),
+    async tenantd(f) {
+      const ids = await f.td.items();
+      const headers = { ...JSON_HEADERS, ...(await f.td.headers()) };
+      return { requests: () => { const next = cycle(ids); return [{ method: "PUT", headers, body: json({ data: { n: 1, note: "patched" } }), setupRequest: (req) => ({ ...req, path: `/api/v1/data/${COLLECTIONS.items}/${next()}` }) }]; } };
+    },
+    async raw(f) {
+      const ids = await f.raw.items();
+      return { requests: () => { const next = cycle(ids); return [{ method: "PUT", headers: JSON_HEADERS, body: json({ data: { n: 1, note: "patched" } }), setupRequest: (req) => ({ ...req, path: `/records/${next()}` }) }]; } };
+    },
+  },
+  ...listScenarios(),
+  {
+    name: "upsert",
+    title: "POST /data/:collection/upsert (unique field, 1,000 keys)",
+    async tenantd(f) {
+      const t = await f.td.main();
+      expectOk(await call(f.tdUrl, "POST", `/api/v1/data/${COLLECTIONS.upsert}/upsert`, { bearer: t.bearer, body: { data: { key: "k0", n: 0 } } }), "tenantd upsert");
+      const headers = { ...JSON_HEADERS, ...(await f.td.headers()) };
+      return { requests: () => [{ method: "POST", path: `/api/v1/data/${COLLECTIONS.upsert}/upsert`, headers, setupRequest: (req) => ({ ...req, body: json({ data: { key: `k${(Math.random() * 1000) | 0}`, n: 1 } }) }) }] };
+    },
+    raw: async (f) => {
+      const t = await f.raw.main();
+      return { requests: () => [{ method: "POST", path: `/records/${t.id}/${COLLECTIONS.upsert}/upsert`, headers: JSON_HEADERS, setupRequest: (req) => ({ ...req, body: json({ data: { key: `k${(Math.random() * 1000) | 0}`, n: 1 } }) }) }] };
+    },
+  },
+  {
+    name: "usage-increment",
+    title: "POST /billing/usage/:feature/increment",
+    async tenantd(f) {
+      const t = await f.td.main();
+      expectOk(await call(f.tdUrl, "POST", "/api/v1/billing/usage/benchcalls/increment", { bearer: t.bearer, body: {} }), "tenantd usage increment", [200]);
+      const headers = { ...JSON_HEADERS, ...(await f.td.headers()) };
+      return { requests: () => [{ method: "POST", path: "/api/v1/billing/usage/benchcalls/increment", headers, body: "{}" }] };
+    },
+    raw: async (f) => ({ requests: async () => [{ method: "POST", path: `/usage/${(await f.raw.main()).id}/benchcalls/increment`, headers: JSON_HEADERS, body: "{}" }] }),
+  },
+  uploadScenario("upload-1mb", 1 * MB, { connections: 10, amount: 300 }),
+  uploadScenario("upload-10mb-x8", 10 * MB, { connections: 8, amount: 64, target: { kind: "rssGrowth", maxMb: 50, text: "RSS growth < 50 MB" } }),
+  {
+    name: "file-read",
+    title: "GET public file URL (100 KB file, no auth)",
+    async tenantd(f) {
+      const file = await f.td.smallFile();
+      const url = new URL(file.url);
+      return { requests: () => [{ method: "GET", path: url.pathname + url.search }] };
+    },
+    async raw(f) {
+      const file = await f.raw.smallFile();
+      return { requests: () => [{ method: "GET", path: `/files/${file.id}` }] };
+    },
+  },
+  {
+    name: "login-storm-lag",
+    title: "event-loop lag while 64 logins run at once (+ GET /auth/me on 2 connections)",
+    custom: "storm",
+    target: { kind: "loopP99", maxMs: 20, text: "loop delay p99 ≤ 20 ms" },
+    storm: { tenantd: { login: tdLogin, me: tdMe }, raw: { login: rawLogin, me: rawMe } },
+  },
+];

@@ -1,0 +1,69 @@
+// tenantd as it runs in production (OWASP argon2, fresh data directory, logger "error"),
+// served by node:http on 127.0.0.1. Rate limits are off: the whole load comes from one IP.
+import { createServer } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toNodeHandler } from "h3/node";
+import { createTenantBackend, attachJsonClientErrors } from "../dist/index.js";
+import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
+import { COLLECTION_SETTINGS } from "./dataset.mjs";
+import { cloneSeed } from "./clone-seed.mjs";
+import { startSqlTrace } from "./sql-trace.mjs";
+
+const dataDir = mkdtempSync(join(tmpdir(), "tenantd-bench-"));
+let handler = (_req, res) => {
+  res.statusCode = 503;
+  res.end();
+};
+const server = createServer((req, res) => handler(req, res));
+attachJsonClientErrors(server);
+// Listen first: file URLs carry the public URL, which holds the port.
+const url = await listen(server);
+
+const backend = await createTenantBackend({ dataDir, logger: "error", rateLimit: false, publicUrl: url });
+handler = toNodeHandler(backend);
+const app = backend.defaultApp;
+await backend.admin.updateApp(app.id, { settings: { collections: COLLECTION_SETTINGS } });
+const sqlite = backend.core.sqlite;
+
+let trace;
+let closing;
+async function shutdown() {
+  closing ??= (async () => {
+    await closeServer(server);
+    await drain();
+    await backend.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  })();
+  return closing;
+}
+
+serveIpc({
+  /** Copies a record made through the API into `rows` more rows of the same table (see clone-seed.mjs). */
+  "seed.clone": (args) => cloneSeed(sqlite, args),
+  /** Records every SQL statement run until `trace.stop`, to EXPLAIN the one a request used. */
+  "trace.start": () => {
+    trace = startSqlTrace(sqlite);
+    return true;
+  },
+  "trace.stop": ({ explainTable }) => {
+    const statements = trace?.stop() ?? [];
+    trace = undefined;
+    return statements
+      .filter((s) => /^\s*(SELECT|WITH)\b/i.test(s.sql) && (!explainTable || s.sql.includes(explainTable)))
+      .map((s) => ({ sql: s.sql, plan: explainPlan(s) }));
+  },
+  "schema.tables": () => sqlite.prepare("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL").all(),
+  shutdown,
+});
+
+function explainPlan({ sql, args }) {
+  try {
+    return sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args).map((r) => r.detail);
+  } catch (e) {
+    return [`(could not explain: ${e.message})`];
+  }
+}
+
+process.send({ type: "ready", url, app: { id: app.id, publishableKey: app.publishableKey } });
