@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { describe, expect, test } from "vitest";
 import { serveHttp } from "./_helpers.ts";
-import { BOUNDARY, DRIVERS, startFilesBackend } from "./files-helpers.ts";
+import { BOUNDARY, DRIVERS, sample, startFilesBackend } from "./files-helpers.ts";
 
 const MiB = 1024 * 1024;
 /** What the process may grow by while a refused body streams in: far below the 200 MiB sent. */
@@ -114,5 +114,18 @@ describe.each(DRIVERS)("streaming uploads over HTTP on the $name driver", (drive
     expect(result.status).toBe(201);
     expect(result.body.file).toMatchObject({ sizeBytes: 10 * MiB, mimeType: "text/plain" });
     expect(heap).toBeLessThan(HEAP_GROWTH_BOUND);
+  });
+});
+
+describe("many uploads at once", () => {
+  test("are all stored byte for byte although only a few are held in memory at a time", async () => {
+    const t = await startFilesBackend(DRIVERS[0]);
+    const files = Array.from({ length: 8 }, (_, i) => sample("png", 256 * 1024 + i));
+    const replies = await Promise.all(files.map((data, i) => t.upload({ filename: `f${i}.png`, type: "image/png", data })));
+    for (const [i, reply] of replies.entries()) {
+      expect(reply.status, reply.text).toBe(201);
+      const served = await t.fetchPublic(reply.body.file.url);
+      expect(served.bytes.equals(files[i]!)).toBe(true);
+    }
   });
 });
