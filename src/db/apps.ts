@@ -25,12 +25,15 @@ interface RawApp {
 }
 
 
+/** How stale the app cache may be for changes made by another process (the CLI). */
+export const FRESHNESS_MS = 100;
+
 export type AppsRepo = ReturnType<typeof createAppsRepo>;
 
 /**
  * Apps are read on every request (by key or id), so they are cached in memory. The cache
- * is dropped on our own writes and whenever SQLite's data_version says another connection
- * (the CLI, a second process) committed, so CLI changes reach a running server at once.
+ * is dropped on our own writes at once, and within FRESHNESS_MS of another connection's
+ * commit (the CLI, a second process), seen through SQLite's data_version.
  */
 export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => AppSettings) {
   const toApp = (r: RawApp): AppRow => ({
@@ -75,7 +78,13 @@ export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => Ap
       byKey.set(app.publishableKey, app);
     }
   }
+  let checkedAt = 0;
   function fresh() {
+    // Another process's commit shows in data_version; asking SQLite on every request cost a
+    // measurable share of the cheapest endpoints, so it is asked at most every FRESHNESS_MS.
+    const now = Date.now();
+    if (loadedAt !== undefined && now - checkedAt < FRESHNESS_MS) return;
+    checkedAt = now;
     const version = q.dataVersion.get();
     if (version !== loadedAt) {
       load();
