@@ -23,8 +23,11 @@ import { installFamily } from "./family/install.ts";
 export function installAreas(core: Core): void {
   installAuth(core);
   installData(core);
-  installFiles(core);
+  // Order matters for "tenant.deleting", whose handlers run in this order: billing cancels
+  // the Stripe subscription (may fail: then nothing is deleted yet) before files removes
+  // blobs, which cannot be undone.
   installBilling(core);
+  installFiles(core);
   installWebhooks(core);
   installAccount(core);
   installOAuth(core);

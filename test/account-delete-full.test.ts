@@ -63,6 +63,29 @@ async function everything() {
 }
 
 describe("account deletion, everything a tenant owns", () => {
+  it("a Stripe outage stops the deletion before anything is lost: account, records and files stay, and a retry completes", async () => {
+    const { b, t, fake, plan, as } = await everything();
+    const payer = await b.tenant();
+    const checkout = await as(payer, "POST", "/api/v1/billing/checkout", { planId: plan.id, successUrl: "https://app.example.com/ok", cancelUrl: "https://app.example.com/no" });
+    expect(checkout.status, checkout.text).toBe(200);
+    const { session } = fake.completeCheckout([...fake.store.sessions.keys()].pop()!);
+    const signed = fake.signedEvent(WEBHOOK_SECRET, "checkout.session.completed", session);
+    expect((await t.request("POST", `/api/v1/billing/stripe/webhook/${t.app.id}`, { raw: signed.payload, headers: { "content-type": "application/json", "stripe-signature": signed.signature } })).status).toBe(200);
+    const upload = await t.request("POST", "/api/v1/files/upload", { bearer: payer.bearer, raw: multipart([{ filename: "a.png", type: "image/png", data: sample("png") }]), headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` } });
+    expect(upload.status).toBe(201);
+    const fileUrl = new URL(upload.body.file.url).pathname;
+
+    fake.failNextRequests(10);
+    expectError(await as(payer, "POST", "/api/v1/tenants/me/delete"), 502, "provider_error");
+    expect((await as(payer, "GET", "/api/v1/auth/me")).status).toBe(200);
+    expect((await t.request("GET", fileUrl)).status).toBe(200);
+    expect((await as(payer, "GET", `/api/v1/files/${upload.body.file.id}`)).status).toBe(200);
+
+    fake.failNextRequests(0);
+    expect((await as(payer, "POST", "/api/v1/tenants/me/delete")).status).toBe(200);
+    expect((await t.request("GET", fileUrl)).status).toBe(404);
+  });
+
   it("removes every row and blob of the tenant, cancels Stripe, detaches its family, fires one tenant.deleted", async () => {
     const { b, t, fake, rx, plan, as } = await everything();
     const inviter = await b.tenant();
