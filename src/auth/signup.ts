@@ -25,7 +25,7 @@ export const SignupBody = v.object({
 });
 export type SignupInput = v.InferOutput<typeof SignupBody>;
 
-const isUniqueViolation = (e: unknown) => e instanceof Error && "code" in e && String((e as { code: unknown }).code).startsWith("SQLITE_CONSTRAINT");
+const isUniqueViolation = (e: unknown) => e instanceof Error && "code" in e && String((e as { code: unknown }).code) === "SQLITE_CONSTRAINT_UNIQUE";
 
 /**
  * Creates a tenant and signs it in. An `inviteToken` (required in invite-only apps) is used

@@ -17,16 +17,19 @@ export const ConsumeBody = v.object({ token, email: EmailSchema, password: Passw
 export const ReplaceBody = v.object({ token });
 
 /**
- * A new member account from a family invite, signed in. An email that already has an
- * account answers 409 `email_exists`: that person signs in and calls replace-with-family.
+ * The spec's consume: a result of kind `new` (the member account, signed in) or
+ * `email_exists` (that person signs in and calls replace-with-family; the invite stays unused).
  */
 export async function consumeFamilyInvite(core: Core, app: AppRow, input: v.InferOutput<typeof ConsumeBody>) {
   try {
     const { tenant, ...tokens } = await signup(core, app, { email: input.email, password: input.password, locale: input.locale, inviteToken: input.token }, "family");
-    return { result: "created" as const, tenant: toPublicTenant(tenant), ...tokens, parentTenantId: tenant.parentTenantId };
+    return { result: "new" as const, tenant: toPublicTenant(tenant), ...tokens, parentTenantId: tenant.parentTenantId };
   } catch (e) {
     if (HTTPError.isError(e) && e.body?.error === "email_exists") {
-      throw fail("email_exists", "An account with this email already exists. Sign in, then join with POST /api/v1/tenants/me/replace-with-family { token }.");
+      return {
+        result: "email_exists" as const,
+        message: "An account with this email already exists. Sign in, then join with POST /api/v1/tenants/me/replace-with-family { token }.",
+      };
     }
     throw e;
   }

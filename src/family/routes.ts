@@ -21,9 +21,9 @@ export function registerFamilyRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, ConsumeBody, limit);
     enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
-    const created = await consumeFamilyInvite(core, app, body);
-    event.res.status = 201;
-    return created;
+    const outcome = await consumeFamilyInvite(core, app, body);
+    if (outcome.result === "new") event.res.status = 201;
+    return outcome;
   });
 
   router.post("/api/v1/tenants/me/replace-with-family", async (event) => {
