@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, type TestTenant } from "./_helpers.ts";
-import { claimsOf, DEFAULTS, devSubscribe, familyBackend, PASSWORD, tenantFrom } from "./family-fixtures.ts";
+import { claimsOf, DEFAULTS, devSubscribe, familyBackend, gift, PASSWORD, tenantFrom } from "./family-fixtures.ts";
 
 const FAMILY = { family_seats: 2, storage: 100 };
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -170,6 +170,20 @@ describe("family seats under concurrency", () => {
     const replies = await Promise.all(Array.from({ length: 4 }, () => f.as(f.owner, "POST", "/api/v1/tenants/me/family-invites", {})));
     expect(replies.map((r) => r.status).sort()).toEqual([201, 201, 409, 409]);
     expect((await f.as(f.owner, "GET", "/api/v1/tenants/me/family-invites")).body.seats).toEqual({ limit: 2, used: 0, pending: 2, remaining: 0 });
+  });
+
+  it("a tenant with pending invites of its own that joins another family loses those invites, even after leaving", async () => {
+    const f = await familyBackend(2);
+    const other = await f.b.tenant();
+    await gift(f.b, other, f.plan.id);
+    const pending = await f.invite(other);
+    const joined = await f.as(other, "POST", "/api/v1/tenants/me/replace-with-family", { token: (await f.invite(f.owner)).token });
+    expect(joined.status, joined.text).toBe(200);
+    const asMember = { ...other, bearer: { accessToken: joined.body.accessToken, appId: f.t.app.id } };
+    expect((await f.as(asMember, "POST", "/api/v1/tenants/me/family/leave")).status).toBe(200);
+    // Not revived by leaving: it went when the tenant joined.
+    expectError(await f.consume(pending.token, "late@example.com"), 400, "invalid_token");
+    expect(await f.b.t.backend.core.db.tenants.findByEmail(f.t.app.id, "late@example.com")).toBeUndefined();
   });
 
   it("one invite used by a consume and a replace-with-family at once: exactly one joins", async () => {

@@ -35,6 +35,7 @@ export function createFamilyRepo(db: SqliteDb) {
     ),
     isMember: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM family_members WHERE tenant_id = ?"),
     ownerIsMember: db.prepare<[string], { parent: string | null }>("SELECT parent_tenant_id AS parent FROM tenants WHERE id = ?"),
+    dropPendingOf: db.prepare<[string, string]>("DELETE FROM family_invites WHERE app_id = ? AND tenant_id = ? AND used_at IS NULL"),
     insertMember: db.prepare<[string, string, string, number]>("INSERT INTO family_members (tenant_id, owner_tenant_id, app_id, joined_at) VALUES (?, ?, ?, ?)"),
     setParent: db.prepare<[string | null, string, string]>("UPDATE tenants SET parent_tenant_id = ? WHERE app_id = ? AND id = ?"),
     removeMember: db.prepare<[string, string, string]>("DELETE FROM family_members WHERE app_id = ? AND tenant_id = ? AND owner_tenant_id = ?"),
@@ -70,6 +71,9 @@ export function createFamilyRepo(db: SqliteDb) {
     if (!inv.markUsed(appId, hash, memberId, now)) return { kind: "invalid" };
     q.insertMember.run(memberId, owner, appId, now);
     q.setParent.run(owner, appId, memberId);
+    // A member cannot act as an owner: its own unused invites would wait, unrevocable, for
+    // the day it leaves. They go now.
+    q.dropPendingOf.run(appId, memberId);
     return { kind: "joined", ownerTenantId: owner };
   }
 
