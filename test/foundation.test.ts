@@ -104,6 +104,10 @@ describe("credential mix-ups", () => {
   });
 });
 
+/** A JSON POST whose body arrives as the stream's chunks (chunked transfer encoding). */
+const postStream = (url: string, key: string, body: ReadableStream<Uint8Array>) =>
+  fetch(url, { method: "POST", headers: { "x-service-key": key, "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+
 describe("request plumbing", () => {
   it("answers unknown routes and wrong methods with JSON 404 and 405", async () => {
     const t = await startBackend();
@@ -150,12 +154,7 @@ describe("request plumbing", () => {
         c.close();
       },
     });
-    const res = await fetch(`${url}/api/v1/auth/login`, {
-      method: "POST",
-      headers: { "x-service-key": t.app.publishableKey, "content-type": "application/json" },
-      body: chunks,
-      duplex: "half",
-    } as RequestInit);
+    const res = await postStream(`${url}/api/v1/auth/login`, t.app.publishableKey, chunks);
     expect(res.status).toBe(413);
     // The server stops reading: it closes the connection instead of draining the rest.
     expect(res.headers.get("connection")).toBe("close");
@@ -176,12 +175,7 @@ describe("request plumbing", () => {
         c.close();
       },
     });
-    const signup = await fetch(`${url}/api/v1/auth/signup`, {
-      method: "POST",
-      headers: { "x-service-key": t.app.publishableKey, "content-type": "application/json" },
-      body: pieces,
-      duplex: "half",
-    } as RequestInit);
+    const signup = await postStream(`${url}/api/v1/auth/signup`, t.app.publishableKey, pieces);
     expect(signup.status).toBe(201);
     const login = await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: "pieces@example.com", password } });
     expect(login.status).toBe(200);
