@@ -16,6 +16,25 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
+/** Environment variables tenantd reads; tests run without them, as on a fresh machine. */
+const TENANTD_ENV = /^(TENANTD_|NODE_ENV$|PORT$|HOST$)/;
+
+/** `process.env` without tenantd's variables: the environment for a CLI child process. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !TENANTD_ENV.test(k)));
+}
+
+/** Runs `fn` (an in-process CLI command) with tenantd's variables removed from process.env. */
+export async function withCleanEnv<T>(fn: () => Promise<T>): Promise<T> {
+  const saved = Object.entries(process.env).filter(([k]) => TENANTD_ENV.test(k));
+  for (const [k] of saved) delete process.env[k];
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of saved) process.env[k] = v;
+  }
+}
+
 /** A fresh temp folder, removed after the test. */
 export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "tenantd-test-"));
@@ -98,7 +117,20 @@ export interface TestBackend {
 export async function startBackend(config: TenantBackendConfig = {}): Promise<TestBackend> {
   const dataDir = config.dataDir ?? tempDir();
   const clock = testClock();
-  const backend = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2, clock, rateLimit: false, ...config });
+  // Options the environment could otherwise set (TENANTD_PUBLIC_URL, NODE_ENV, TENANTD_SMTP_HOST,
+  // TENANTD_WEBHOOKS_ALLOW_INSECURE) are pinned, so the suite means the same on every machine.
+  const backend = await createTenantBackend({
+    dataDir,
+    logger: "silent",
+    argon2: TEST_ARGON2,
+    clock,
+    rateLimit: false,
+    publicUrl: "http://localhost:3000",
+    devBilling: true,
+    email: { transport: "outbox" },
+    webhooks: { allowInsecure: false },
+    ...config,
+  });
   cleanups.push(() => backend.close());
   const app = backend.defaultApp ?? (await backend.admin.listApps())[0]!;
   return {

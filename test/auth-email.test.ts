@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { runCommand, type ArgsDef, type CommandDef } from "citty";
-import { developerSession, expectError, signupTenant, startBackend, type TestBackend } from "./_helpers.ts";
+import { developerSession, expectError, signupTenant, startBackend, withCleanEnv, type TestBackend } from "./_helpers.ts";
 import { expectSessionEnded, PASSWORD, refresh } from "./_auth.ts";
 import { outboxFor, tokenFromOutbox } from "./_email.ts";
 import { mailerFor } from "../src/email/mailer.ts";
@@ -225,7 +225,7 @@ async function cli<T extends ArgsDef>(cmd: CommandDef<T>, rawArgs: string[]): Pr
   const out: string[] = [];
   const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
   try {
-    await runCommand(cmd, { rawArgs });
+    await withCleanEnv(() => runCommand(cmd, { rawArgs }));
   } finally {
     spy.mockRestore();
   }

@@ -1,3 +1,4 @@
+import { withCleanEnv } from "./_helpers.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCommand } from "citty";
 import planCommand from "../src/cli/plan.ts";
@@ -16,7 +17,7 @@ async function cli(cmd: typeof planCommand | typeof billingCommand, dataDir: str
     return true;
   });
   try {
-    await runCommand(cmd, { rawArgs: [...args, "--data-dir", dataDir, "--json"] });
+    await withCleanEnv(() => runCommand(cmd, { rawArgs: [...args, "--data-dir", dataDir, "--json"] }));
   } finally {
     spy.mockRestore();
   }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createTenantBackend } from "../src/index.ts";
-import { buildRequest, tempDir, toReply, TEST_ARGON2 } from "./_helpers.ts";
+import { buildRequest, cleanEnv, tempDir, toReply, TEST_ARGON2 } from "./_helpers.ts";
 
 const BIN = fileURLToPath(new URL("../bin/tenantd", import.meta.url));
 
@@ -15,7 +15,7 @@ interface Run {
 /** Runs the built CLI as a child process, as a user would. */
 function cli(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -140,7 +140,7 @@ describe("tenantd CLI", () => {
 
   it("serve --port 0 prints the URL and the default app's credentials, and answers", async () => {
     const dir = tempDir();
-    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data-dir", dir], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--data-dir", dir], { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
     try {
       const out = await new Promise<string>((resolve, reject) => {
         let buf = "";
