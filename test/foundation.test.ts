@@ -138,6 +138,9 @@ describe("request plumbing", () => {
     ["POST", "/api/v1/auth/refresh", {}, "body.refreshToken is required."],
     ["POST", "/api/v1/auth/login", { email: "a@example.com", password: 12 }, "body.password must be a string (got 12)."],
     ["POST", "/api/v1/auth/introspect", { include: ["everything"] }, 'body.include.0: must be "subscription" or "tenant"'],
+    // A misspelt optional field is named before the required field it hides.
+    ["POST", "/api/v1/auth/signup", { email: "a@example.com", password: "long enough", invite_token: "inv_x" }, "body.invite_token is not a known field: check its spelling (known: email, password, locale, inviteToken, sendEmail)."],
+    ["POST", "/api/v1/auth/refresh", { refresh_token: "rt_x" }, "body.refresh_token is not a known field: check its spelling (known: refreshToken)."],
   ])("says which field is wrong and how: %s %s", async (method, path, body, message) => {
     const t = await startBackend();
     const res = await t.request(method, path, { key: t.app.publishableKey, body });
@@ -272,7 +275,7 @@ describe("developer admin", () => {
     const badMode = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { signupMode: "sometimes" } } });
     expectError(badMode, 400, "invalid_request");
     expect(badMode.body.message).toBe('settings.signupMode must be one of "open", "invite_only", "closed" (got "sometimes").');
-    expect((await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { nmae: "x" } })).body.message).toBe("body.nmae is not a known field: check its spelling.");
+    expect((await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { nmae: "x" } })).body.message).toBe("body.nmae is not a known field: check its spelling (known: name, settings).");
     const typo = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { corsOrigin: ["https://x.example"] } } });
     expect(typo.body.message).toBe("settings.corsOrigin is not a known field: check its spelling.");
     const notList = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { corsOrigins: "https://x.example" } } });

@@ -109,6 +109,15 @@ export async function readJson<S extends v.GenericSchema>(event: H3Event, schema
   }
   // Every JSON body of the API is an object; valibot's object schemas would take an array.
   if (!isPlainObject(value)) throw fail("invalid_request", "The request body must be a JSON object.");
+  // A misspelt optional field would otherwise be dropped in silence (an `expiresIn` for
+  // `expiresInSeconds` quietly gets the default); it is named first, before what it hides.
+  const known = (schema as { entries?: Record<string, unknown> }).entries;
+  if (known) {
+    const unknown = Object.keys(value).find((key) => !Object.hasOwn(known, key));
+    if (unknown !== undefined) {
+      throw fail("invalid_request", `body.${unknown.slice(0, 64)} is not a known field: check its spelling (known: ${Object.keys(known).join(", ")}).`);
+    }
+  }
   return parseInput(schema, value);
 }
 
