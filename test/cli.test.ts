@@ -159,6 +159,13 @@ describe("tenantd CLI", () => {
       const mail = await cli(["mail", "list", "--json", "--data-dir", dir]);
       const links = JSON.stringify(JSON.parse(mail.stdout));
       expect(links).toContain(`${url}/auth/verify-email`);
+      // A CLI command builds its links with the URL the server announced, not a default.
+      const tenantId = ((await res.json()) as { tenant: { id: string } }).tenant.id;
+      const resent = await cli(["tenant", "resend-verification", "--app", "default", "--tenant", tenantId, "--data-dir", dir]);
+      expect(resent.code, resent.stderr).toBe(0);
+      const after = JSON.parse((await cli(["mail", "list", "--json", "--data-dir", dir])).stdout).messages as { link: string }[];
+      expect(after).toHaveLength(2);
+      for (const m of after) expect(m.link.startsWith(`${url}/auth/verify-email`)).toBe(true);
     } finally {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("close", resolve));

@@ -5,7 +5,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:net";
 import { createTenantBackend } from "../app.ts";
 import { attachJsonClientErrors } from "../http/node-errors.ts";
-import { dataDirArg, exitWith } from "./shared.ts";
+import { dataDirArg, exitWith, PUBLIC_URL_KEY } from "./shared.ts";
 
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
 
@@ -47,6 +47,8 @@ export default defineCommand({
       exitWith(e);
     }
     handle = toNodeHandler(backend);
+    // CLI commands on this directory build links (emails, webhooks) with the same base URL.
+    await backend.core.db.meta.set(PUBLIC_URL_KEY, backend.core.config.publicUrl);
     const out = (s: string) => process.stdout.write(s + "\n");
     out(`tenantd listening on ${url}`);
     out(`data directory: ${backend.core.config.dataDir}`);

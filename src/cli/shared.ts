@@ -23,19 +23,29 @@ export const jsonArg = {
  * commands that may start a data directory create one: a mistyped path is an error, not a
  * new empty directory.
  */
-export function openCore(args: { "data-dir"?: string }, opts: { create?: boolean } = {}): Core {
+export async function openCore(args: { "data-dir"?: string }, opts: { create?: boolean } = {}): Promise<Core> {
   const dataDir = resolve(args["data-dir"] ?? process.env.TENANTD_DATA_DIR ?? ".tenantd");
-  if (!opts.create && !existsSync(join(dataDir, "tenantd.db"))) {
-    throw new CliError(`no tenantd data directory at ${dataDir} (no tenantd.db there). Start the server once with \`tenantd serve\`, or point --data-dir (or TENANTD_DATA_DIR) at the server's data directory.`);
+  if (!existsSync(join(dataDir, "tenantd.db"))) {
+    if (!opts.create) {
+      throw new CliError(`no tenantd data directory at ${dataDir} (no tenantd.db there). Start the server once with \`tenantd serve\`, or point --data-dir (or TENANTD_DATA_DIR) at the server's data directory.`);
+    }
+    process.stderr.write(`tenantd: creating a new data directory at ${dataDir}\n`);
   }
-  return createCore({ dataDir, logger: "error", bootstrap: false });
+  const core = createCore({ dataDir, logger: "error", bootstrap: false });
+  // Links the CLI builds use the URL the server last announced, unless one is set here.
+  const announced = process.env.TENANTD_PUBLIC_URL ? undefined : await core.db.meta.get(PUBLIC_URL_KEY);
+  if (announced) core.config.publicUrl = announced;
+  return core;
 }
+
+/** Where `tenantd serve` records the public URL it hands out links with. */
+export const PUBLIC_URL_KEY = "public_url";
 
 /** Runs a command body with the core open, closing it after, and turns failures into a readable line. */
 export async function withCore<T>(args: { "data-dir"?: string }, fn: (core: Core) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
   let core: Core | undefined;
   try {
-    core = openCore(args, opts);
+    core = await openCore(args, opts);
     return await fn(core);
   } catch (e) {
     await core?.close();

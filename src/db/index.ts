@@ -13,6 +13,7 @@ import { createBillingRepo } from "./billing.ts";
 import { createRecordsRepo } from "./records.ts";
 import { createInvitesRepo } from "./invites.ts";
 import { createFamilyRepo } from "./family.ts";
+import { createMetaRepo } from "./meta.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -21,6 +22,7 @@ import { readSettings } from "../apps/settings.ts";
  */
 export function createRepositories(sqlite: SqliteDb) {
   return {
+    meta: createMetaRepo(sqlite),
     apps: createAppsRepo(sqlite, readSettings),
     developers: createDevelopersRepo(sqlite),
     tenants: createTenantsRepo(sqlite),
