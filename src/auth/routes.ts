@@ -95,7 +95,10 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const sendEmail = body.sendEmail ?? app.settings.email.sendEmail;
     // The publishable key is public: a reset token in the reply would hand any account to
     // whoever holds it. The token goes only to the app's server, proven by its secret key.
-    if (!sendEmail) requireAppSecret(event, app, "A reset token in the reply (sendEmail: false)");
+    if (!sendEmail) {
+      const why = body.sendEmail === false ? "sendEmail: false" : "the app setting email.sendEmail is false: the app delivers its own email";
+      requireAppSecret(event, app, `A reset token in the reply (${why})`);
+    }
     const result = await requestPasswordReset(core, app, {
       email: body.email,
       sendEmail,

@@ -20,7 +20,10 @@ export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
  */
 export function requireAppSecret(event: H3Event, app: AppRow, why: string): void {
   const given = event.req.headers.get("x-service-secret");
-  if (!given || !app.secretKeyHash || !constantTimeEqual(hashToken(given), app.secretKeyHash)) {
+  if (given && !(app.secretKeyHash && constantTimeEqual(hashToken(given), app.secretKeyHash))) {
+    throw fail("forbidden", "x-service-secret is not this app's current secret key (was it replaced by a newer one?). Issue one with: tenantd app secret-key <app>.");
+  }
+  if (!given) {
     throw fail(
       "forbidden",
       `${why} needs the app's secret key in x-service-secret, sent from your server only (never from a browser). Issue one with: tenantd app secret-key <app> (or POST /api/v1/admin/apps/{appId}/secret-key).`,
