@@ -94,6 +94,8 @@ describe("tenantd CLI", () => {
   });
 
   it.each([
+    [["serve", "--prot", "3108"], "unknown option --prot for `tenantd serve`"],
+    [["app", "list", "--jsn"], "unknown option --jsn for `tenantd app list`"],
     [["app", "create", "--name", "x", "--owner", "ghost@example.com"], "No developer with email ghost@example.com"],
     [["app", "create", "--name", "x", "--settings", "[1]"], "--settings must be a JSON object"],
     [["app", "create", "--name", "x", "--settings", '{"signupMode":"maybe"}'], "settings.signupMode"],

@@ -1,5 +1,6 @@
 import { defineCommand, runMain } from "citty";
 import { createRequire } from "node:module";
+import { unknownFlag } from "./flags.ts";
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
 
@@ -18,4 +19,9 @@ export const main = defineCommand({
   },
 });
 
+const unknown = await unknownFlag(main, process.argv.slice(2));
+if (unknown) {
+  process.stderr.write(`tenantd: unknown option ${unknown.flag} for \`${unknown.command}\`. See: ${unknown.command} --help\n`);
+  process.exit(1);
+}
 await runMain(main);
