@@ -98,6 +98,12 @@ describe("credential mix-ups", () => {
     expect(noPrefix.body.message).toContain("must read: Bearer");
     const keyAsApp = await t.request("GET", "/api/v1/auth/me", { bearer: { accessToken: tenant.accessToken, appId: t.app.publishableKey } });
     expect(keyAsApp.body.message).toContain("not the publishable key");
+    const developer = await developerSession(t);
+    const devOnTenant = await t.request("GET", "/api/v1/auth/me", { bearer: { accessToken: developer, appId: t.app.id } });
+    expectError(devOnTenant, 401, "invalid_access_token");
+    expect(devOnTenant.body.message).toContain("developer session token");
+    const secretAsKey = await t.request("POST", "/api/v1/auth/login", { key: await t.backend.admin.rotateAppSecretKey(t.app.id), body: { email: "a@example.com", password: "long enough" } });
+    expect(secretAsKey.body.message).toContain("x-service-secret");
     const tenantOnAdmin = await t.request("GET", "/api/v1/admin/apps", { developer: tenant.accessToken });
     expectError(tenantOnAdmin, 401, "unauthorized");
     expect(tenantOnAdmin.body.message).toContain("tenant access token");

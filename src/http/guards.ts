@@ -10,7 +10,10 @@ export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
   const key = event.req.headers.get("x-service-key");
   if (!key) throw fail("unauthorized", "Missing x-service-key header: send your app's publishable key.");
   const app = await core.db.apps.findByKey(key);
-  if (!app) throw fail("unauthorized", "Unknown x-service-key: check the app's publishable key (tenantd app show).");
+  if (!app) {
+    const hint = key.startsWith("sk_") ? " This is the app's secret key: it goes in x-service-secret, and only from your server." : "";
+    throw fail("unauthorized", `Unknown x-service-key: check the app's publishable key (tenantd app show).${hint}`);
+  }
   return app;
 }
 
@@ -82,7 +85,12 @@ export async function checkTenant(
   if (!result.ok) {
     return result.reason === "expired"
       ? { error: "token_expired", message: "The access token has expired: refresh it with POST /api/v1/auth/refresh." }
-      : { error: "invalid_access_token", message: "The access token is not valid." };
+      : {
+          error: "invalid_access_token",
+          message: token.startsWith("dev_")
+            ? "This is a developer session token: tenant endpoints take a tenant access token (from signup, login or refresh)."
+            : "The access token is not valid.",
+        };
   }
   const { claims } = result;
   if (claims.app !== app.id) return { error: "invalid_access_token", message: "The access token was issued for another app." };
