@@ -8,9 +8,9 @@ import { fail } from "../errors.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import { verifyEmail } from "./verify-email.ts";
 import { resetPassword } from "./password-reset.ts";
+import { escapeHtml } from "../tools/html.ts";
 
 const FORM_LIMIT = 4096;
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function page(event: H3Event, title: string, body: string): Response {
   event.res.headers.set("content-type", "text/html; charset=utf-8");
@@ -18,8 +18,8 @@ function page(event: H3Event, title: string, body: string): Response {
   event.res.headers.set("x-content-type-options", "nosniff");
   event.res.headers.set("referrer-policy", "no-referrer");
   event.res.headers.set("cache-control", "no-store");
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)}</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:420px;margin:48px auto;padding:0 16px;line-height:1.5"><h1 style="font-size:22px">${esc(title)}</h1>${body}</body></html>`;
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:420px;margin:48px auto;padding:0 16px;line-height:1.5"><h1 style="font-size:22px">${escapeHtml(title)}</h1>${body}</body></html>`;
   return new Response(html, { headers: event.res.headers });
 }
 
@@ -54,8 +54,8 @@ async function outcome(run: () => Promise<void>): Promise<string | null> {
   }
 }
 
-const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${esc(value)}">`;
-const button = (label: string) => `<button style="padding:10px 18px;font-size:16px">${esc(label)}</button>`;
+const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+const button = (label: string) => `<button style="padding:10px 18px;font-size:16px">${escapeHtml(label)}</button>`;
 
 /**
  * The pages the email links open when the app sets no `verifyUrl` / `resetUrl`. Each shows a
@@ -73,7 +73,7 @@ export function registerAuthPages(router: Router, core: Core): void {
     const app = await appFrom(core, form.get("app"));
     enforceRateLimit(event, core, "verify-email");
     const error = await outcome(() => verifyEmail(core, app, form.get("token") ?? ""));
-    return page(event, error ? "Email not confirmed" : "Email confirmed", `<p>${esc(error ?? "Thank you: your email address is confirmed. You can close this page.")}</p>`);
+    return page(event, error ? "Email not confirmed" : "Email confirmed", `<p>${escapeHtml(error ?? "Thank you: your email address is confirmed. You can close this page.")}</p>`);
   });
 
   router.get(DEFAULT_LINK_PATHS.reset, async (event) => {
@@ -93,6 +93,6 @@ ${button("Set password")}</form>`);
       ? "The password must be 8 to 256 characters. Go back and try again."
       : await outcome(() => resetPassword(core, app, form.get("token") ?? "", password));
     return page(event, error ? "Password not changed" : "Password changed",
-      `<p>${esc(error ?? "Your password is changed and every device was signed out. Sign in again with the new password.")}</p>`);
+      `<p>${escapeHtml(error ?? "Your password is changed and every device was signed out. Sign in again with the new password.")}</p>`);
   });
 }

@@ -7,6 +7,7 @@ import type { TenantRow } from "../db/tenants.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { newSession, tokenPair, type TokenPair } from "./sessions.ts";
 import { prepareInviteClaim } from "../invites/claim.ts";
+import { isUniqueViolation } from "../db/connection.ts";
 
 export const LOCALES = ["en", "es", "nl"] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -24,8 +25,6 @@ export const SignupBody = v.object({
   sendEmail: v.optional(v.boolean()),
 });
 export type SignupInput = v.InferOutput<typeof SignupBody>;
-
-const isUniqueViolation = (e: unknown) => e instanceof Error && "code" in e && String((e as { code: unknown }).code) === "SQLITE_CONSTRAINT_UNIQUE";
 
 /**
  * Creates a tenant and signs it in. An `inviteToken` (required in invite-only apps) is used

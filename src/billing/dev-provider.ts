@@ -5,6 +5,7 @@ import { hashToken, newId, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { addInterval } from "./periods.ts";
 import { providerSubscription } from "./effective.ts";
+import { escapeHtml } from "../tools/html.ts";
 
 /** Pages of the development provider live here; tokens in their URLs are valid this long. */
 export const DEV_PAGE_PATH = "/api/v1/public/billing/dev";
@@ -47,7 +48,6 @@ async function requireSession(core: Core, token: string, kind: "checkout" | "por
   return { session, app };
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const money = (p: PlanRow) => `${(p.priceCents / 100).toFixed(2)} ${p.currency.toUpperCase()} / ${p.interval}`;
 
 function page(title: string, body: string): string {

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
 import type { PublicApp } from "../apps/service.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
-import { CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
+import { CliError, dataDirArg, jsonArg, print, withCore, commaList } from "./shared.ts";
 
 const refArg = { app: { type: "positional", description: "App id or name", required: true } } as const;
 
@@ -27,7 +27,6 @@ function parseSettings(raw: string | undefined): JsonObject | undefined {
   }
 }
 
-const list = (s: string | undefined) => (s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean));
 
 export default defineCommand({
   meta: { name: "app", description: "Create, inspect and change apps" },
@@ -45,7 +44,7 @@ export default defineCommand({
       run: ({ args }) =>
         withCore(args, async (core) => {
           const settings = { ...parseSettings(args.settings) };
-          const origins = list(args["cors-origins"]);
+          const origins = commaList(args["cors-origins"]);
           if (origins) settings.corsOrigins = origins;
           const app = await createAdminApi(core).createApp({ name: args.name, ownerEmail: args.owner, settings });
           print(args.json, { app }, () => describe(app) + (app.ownerId ? "" : "\nno owner yet: no developer sees it in the admin API until you run tenantd app update <app> --owner <email>"));
@@ -87,7 +86,7 @@ export default defineCommand({
         withCore(args, async (core) => {
           const settings = { ...parseSettings(args.settings) };
           if (args["signup-mode"] !== undefined) settings.signupMode = args["signup-mode"];
-          const origins = list(args["cors-origins"]);
+          const origins = commaList(args["cors-origins"]);
           if (origins) settings.corsOrigins = origins;
           const admin = createAdminApi(core);
           if (args.owner) await admin.setAppOwner(args.app, args.owner);

@@ -1,10 +1,9 @@
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { asProvider, listProviders, setProvider, setRedirectUrls, type ProviderSummary } from "../oauth/admin.ts";
-import { CliError, dataDirArg, jsonArg, print, promptSecret, withCore } from "./shared.ts";
+import { CliError, dataDirArg, jsonArg, print, promptSecret, withCore, commaList } from "./shared.ts";
 
 const appArg = { app: { type: "string", description: "App id or name", required: true } } as const;
-const list = (s: string | undefined) => (s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean));
 
 const describe = (p: ProviderSummary) =>
   !p.clientId
@@ -55,7 +54,7 @@ export default defineCommand({
             teamId: args["team-id"],
             keyId: args["key-id"],
             privateKey,
-            scopes: list(args.scopes),
+            scopes: commaList(args.scopes),
           });
           print(args.json, { provider: summary }, () => describe(summary!));
         }),
@@ -83,7 +82,7 @@ export default defineCommand({
       },
       run: ({ args }) =>
         withCore(args, async (core) => {
-          const redirectUrls = await setRedirectUrls(core, args.app, { set: list(args.set), add: list(args.add), remove: list(args.remove) });
+          const redirectUrls = await setRedirectUrls(core, args.app, { set: commaList(args.set), add: commaList(args.add), remove: commaList(args.remove) });
           print(args.json, { redirectUrls }, () => (redirectUrls.length ? redirectUrls.join("\n") : "(no redirect URLs)"));
         }),
     }),

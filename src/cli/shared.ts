@@ -102,3 +102,6 @@ export async function promptSecret(question: string): Promise<string> {
     stdin.on("data", onData);
   });
 }
+
+/** A comma-separated flag value as a list (undefined when the flag was not given). */
+export const commaList = (s: string | undefined) => (s === undefined ? undefined : s.split(",").map((x) => x.trim()).filter(Boolean));

@@ -1,4 +1,5 @@
 import type { Locale } from "../auth/signup.ts";
+import { escapeHtml } from "../tools/html.ts";
 
 export type EmailKind = "verify" | "reset";
 
@@ -75,7 +76,6 @@ export interface RenderedEmail {
   html: string;
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The verification or reset email in the tenant's language (callers pass a supported locale). */
 export function renderEmail(kind: EmailKind, locale: Locale, vars: { appName: string; link: string }): RenderedEmail {

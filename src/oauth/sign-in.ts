@@ -8,14 +8,13 @@ import { fail } from "../errors.ts";
 import { newSession, startSession, tokenPair, type TokenPair } from "../auth/sessions.ts";
 import type { Identity } from "./identity.ts";
 import { checkSignupInvite } from "./invite-hook.ts";
+import { isUniqueViolation } from "../db/connection.ts";
 
 /** Stands in for the email of an account whose provider shares none; `.invalid` never delivers. */
 function placeholderEmail(provider: OAuthProviderName, id: string): string {
   const local = /^[a-z0-9._-]{1,64}$/.test(id) ? id : hashToken(id).slice(0, 32);
   return `${provider}-${local}@oauth.invalid`;
 }
-
-const isUniqueViolation = (e: unknown) => e instanceof Error && "code" in e && String((e as { code: unknown }).code).startsWith("SQLITE_CONSTRAINT");
 
 /**
  * Finds the tenant by provider account, else links the tenant with the same verified email,
