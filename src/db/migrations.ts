@@ -40,8 +40,7 @@ export function migrate(db: Database.Database, migrations: Migration[] = MIGRATI
   const ran: number[] = [];
   const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-    // An area whose schema is still empty is not recorded, so its tables arrive once written.
-    if (applied.has(m.version) || !m.sql.trim()) continue;
+    if (applied.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.sql);
       record.run(m.version, m.name, Date.now());
