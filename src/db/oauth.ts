@@ -1,5 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-import { toTenant, type InTransactionStep, type NewSession, type TenantRow } from "./tenants.ts";
+import { toTenant, type InTransactionStep, type TenantRow } from "./tenants.ts";
 
 export interface OAuthStateRow {
   stateHash: string;
@@ -88,13 +88,6 @@ export function createOAuthRepo(db: SqliteDb) {
       "UPDATE tenants SET email_verified_at = ?, password_hash = NULL WHERE app_id = ? AND id = ? AND email_verified_at IS NULL",
     ),
     endSessions: db.prepare<[number, string]>("UPDATE sessions SET ended_at = ?, end_reason = 'oauth_claim' WHERE tenant_id = ? AND ended_at IS NULL"),
-    insertTenant: db.prepare<[string, string, string, number | null, string, number]>(
-      "INSERT INTO tenants (id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at) VALUES (?, ?, ?, NULL, ?, ?, NULL, ?)",
-    ),
-    insertSession: db.prepare<[string, string, string, number, number]>(
-      "INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    ),
-    insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
     listByTenant: db.prepare<[string, string], { provider: string; email: string | null; linked_at: number }>(
       "SELECT provider, email, linked_at FROM oauth_accounts WHERE app_id = ? AND tenant_id = ? ORDER BY linked_at, provider",
     ),
@@ -125,14 +118,6 @@ export function createOAuthRepo(db: SqliteDb) {
     if (q.claimTenant.run(l.at, l.appId, tenantId).changes > 0) q.endSessions.run(l.at, tenantId);
   });
 
-  const createTenant = db.transaction((t: TenantRow, s: NewSession, l: OAuthLink, step?: InTransactionStep) => {
-    q.insertTenant.run(t.id, t.appId, t.email, t.emailVerifiedAt, t.locale, t.createdAt);
-    q.insertSession.run(s.id, t.id, t.appId, s.createdAt, s.expiresAt);
-    q.insertRefresh.run(s.refreshHash, s.id, s.createdAt);
-    link(l, t.id);
-    step?.(t.id);
-  });
-
   return {
     async createState(state: Omit<OAuthStateRow, "usedAt">): Promise<void> {
       createState.immediate(state);
@@ -157,11 +142,11 @@ export function createOAuthRepo(db: SqliteDb) {
       linkExisting.immediate(l, tenantId);
     },
     /**
-     * A new password-less tenant, its first session and the link, in one transaction. Throws
-     * on a duplicate email or link. `step` (an invite being used up) runs in the same transaction.
+     * The link of a new tenant, as a step of the transaction that creates it
+     * (`tenants.createWithSession`): a duplicate link then creates nothing.
      */
-    async createTenant(tenant: TenantRow, session: NewSession, l: OAuthLink, step?: InTransactionStep): Promise<void> {
-      createTenant.immediate(tenant, session, l, step);
+    linkStep(l: OAuthLink): InTransactionStep {
+      return (tenantId) => link(l, tenantId);
     },
     async listForTenant(appId: string, tenantId: string): Promise<LinkedAccount[]> {
       return q.listByTenant.all(appId, tenantId).map((r) => ({ provider: r.provider, email: r.email, linkedAt: r.linked_at }));

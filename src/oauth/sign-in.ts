@@ -61,7 +61,11 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
     createdAt: now,
   };
   const { session, refreshToken } = newSession(now);
-  await core.db.oauth.createTenant(tenant, session, link, claim?.step);
+  const linkStep = core.db.oauth.linkStep(link);
+  await core.db.tenants.createWithSession(tenant, session, (tenantId) => {
+    linkStep(tenantId);
+    claim?.step(tenantId);
+  });
   // A verification email makes sense only for a real address the provider did not vouch for.
   const sendEmail = app.settings.email.sendEmail && identity.email !== null && !identity.emailVerified;
   await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail, provider });
