@@ -41,13 +41,21 @@ export interface RotateInput {
   graceMs: number;
 }
 
+/** Inserts a session and its first refresh token; run inside the caller's transaction. */
+export function prepareSessionInsert(db: SqliteDb): (tenantId: string, appId: string, s: NewSession) => void {
+  const session = db.prepare<[string, string, string, number, number]>("INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)");
+  const refresh = db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)");
+  return (tenantId, appId, s) => {
+    session.run(s.id, tenantId, appId, s.createdAt, s.expiresAt);
+    refresh.run(s.refreshHash, s.id, s.createdAt);
+  };
+}
+
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
 
 export function createSessionsRepo(db: SqliteDb) {
+  const insertSession = prepareSessionInsert(db);
   const q = {
-    insert: db.prepare<[string, string, string, number, number]>(
-      "INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    ),
     insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
     state: db.prepare<[string], RawSession>("SELECT id, tenant_id, app_id, expires_at, ended_at FROM sessions WHERE id = ?"),
     byRefresh: db.prepare<[string], RawSession & { rotated_at: number | null }>(
@@ -81,10 +89,7 @@ export function createSessionsRepo(db: SqliteDb) {
 
   return {
     async create(tenantId: string, appId: string, s: NewSession): Promise<void> {
-      db.transaction(() => {
-        q.insert.run(s.id, tenantId, appId, s.createdAt, s.expiresAt);
-        q.insertRefresh.run(s.refreshHash, s.id, s.createdAt);
-      }).immediate();
+      db.transaction(() => insertSession(tenantId, appId, s)).immediate();
     },
     /** The state an access token's session is checked against on every request. */
     async state(sessionId: string): Promise<SessionState | undefined> {

@@ -1,4 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
+import { prepareSessionInsert } from "./sessions.ts";
 
 export interface TenantRow {
   id: string;
@@ -46,14 +47,11 @@ export type InTransactionStep = (tenantId: string) => void;
 export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
 
 export function createTenantsRepo(db: SqliteDb) {
+  const insertSession = prepareSessionInsert(db);
   const q = {
     insert: db.prepare<[string, string, string, string | null, number | null, string, string | null, number]>(
       "INSERT INTO tenants (id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     ),
-    insertSession: db.prepare<[string, string, string, number, number]>(
-      "INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    ),
-    insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
     byEmail: db.prepare<[string, string], RawTenant>("SELECT * FROM tenants WHERE app_id = ? AND email = ?"),
     byId: db.prepare<[string, string], RawTenant>("SELECT * FROM tenants WHERE app_id = ? AND id = ?"),
     list: db.prepare<[string, string, number, number], RawTenant>(
@@ -68,8 +66,7 @@ export function createTenantsRepo(db: SqliteDb) {
 
   const insertWithSession = db.transaction((t: TenantRow, s: NewSession, step?: InTransactionStep) => {
     q.insert.run(t.id, t.appId, t.email, t.passwordHash, t.emailVerifiedAt, t.locale, t.parentTenantId, t.createdAt);
-    q.insertSession.run(s.id, t.id, t.appId, s.createdAt, s.expiresAt);
-    q.insertRefresh.run(s.refreshHash, s.id, s.createdAt);
+    insertSession(t.id, t.appId, s);
     step?.(t.id);
   });
 
