@@ -346,6 +346,9 @@ describe("developer admin", () => {
     expect(found.body.tenants[0].id).toBe(a.id);
     expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants?limit=5000`, { developer: token }), 400, "invalid_request");
     expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/${a.id}`, { developer: token })).body.tenant.email).toBe("findme@example.com");
+    // The developer's tenant actions take an email as well as an id.
+    expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/${encodeURIComponent("FindMe@example.com")}`, { developer: token })).body.tenant.id).toBe(a.id);
+    expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/nobody%40example.com`, { developer: token }), 404, "not_found");
   });
 });
 

@@ -3,6 +3,7 @@ import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
 import { deleteTenant } from "./delete.ts";
+import { requireTenantRef } from "../auth/tenant-ref.ts";
 
 /** Account deletion: by the tenant itself, or by the app's developer. */
 export function registerAccountRoutes(router: Router, core: Core): void {
@@ -15,7 +16,8 @@ export function registerAccountRoutes(router: Router, core: Core): void {
   router.delete("/api/v1/admin/apps/:appId/tenants/:tenantId", async (event) => {
     const { developer } = await requireDeveloper(event, core);
     const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
-    await deleteTenant(core, app, getRouterParam(event, "tenantId") ?? "", "admin_delete");
+    const tenant = await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? ""));
+    await deleteTenant(core, app, tenant.id, "admin_delete");
     event.res.status = 204;
     return null;
   });

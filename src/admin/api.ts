@@ -7,6 +7,7 @@ import { getWebhookConfig, removeWebhookConfig, rotateWebhookSecret, setWebhookU
 import { listDeliveries } from "../webhooks/deliveries.ts";
 import { deleteTenant } from "../account/delete.ts";
 import { fail } from "../errors.ts";
+import { requireTenantRef } from "../auth/tenant-ref.ts";
 
 /** `backend.admin`: what the admin API and the CLI can do, as plain async functions. */
 export function createAdminApi(core: Core) {
@@ -70,8 +71,7 @@ export function createAdminApi(core: Core) {
     /** Deletes a tenant (by id or email) as the app owner: fires `tenant.deleted` with reason `admin_delete`. */
     async deleteTenant(ref: string, tenantRef: string): Promise<{ tenantId: string; email: string }> {
       const app = await requireAppRef(core, ref);
-      const tenant = (await core.db.tenants.findById(app.id, tenantRef)) ?? (await core.db.tenants.findByEmail(app.id, tenantRef.trim().toLowerCase()));
-      if (!tenant) throw fail("not_found", `No tenant with id or email "${tenantRef}" in app ${app.name}.`);
+      const tenant = await requireTenantRef(core, app, tenantRef);
       await deleteTenant(core, app, tenant.id, "admin_delete");
       return { tenantId: tenant.id, email: tenant.email };
     },

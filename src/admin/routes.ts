@@ -8,8 +8,8 @@ import { enforceRateLimit } from "../http/rate-limit.ts";
 import { createApp, deleteApp, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
 import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
 import { toPublicTenant } from "../auth/tenant-view.ts";
-import { fail } from "../errors.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
+import { requireTenantRef } from "../auth/tenant-ref.ts";
 
 const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
 const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
@@ -85,8 +85,7 @@ export function registerAdminRoutes(router: Router, core: Core): void {
   });
   router.get("/api/v1/admin/apps/:appId/tenants/:tenantId", async (event) => {
     const app = await ownApp(event);
-    const tenant = await core.db.tenants.findById(app.id, getRouterParam(event, "tenantId") ?? "");
-    if (!tenant) throw fail("not_found", "No such tenant in this app.");
+    const tenant = await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? ""));
     return { tenant: toPublicTenant(tenant) };
   });
 }

@@ -10,7 +10,8 @@ import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { login, signup, SignupBody, toLocale } from "./signup.ts";
 import { refreshSession, startSession } from "./sessions.ts";
 import { toPublicTenant } from "./tenant-view.ts";
-import { requireAppTenant, resendVerification, verifyEmail } from "./verify-email.ts";
+import { resendVerification, verifyEmail } from "./verify-email.ts";
+import { requireTenantRef } from "./tenant-ref.ts";
 import { requestPasswordReset, resetPassword } from "./password-reset.ts";
 import { introspect } from "./introspect.ts";
 import { registerAuthPages } from "./pages.ts";
@@ -130,7 +131,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/admin/apps/:appId/tenants/:tenantId/resend-verification", async (event) => {
     const { developer } = await requireDeveloper(event, core);
     const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
-    const tenant = await requireAppTenant(core, app, getRouterParam(event, "tenantId") ?? "");
+    const tenant = await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? ""));
     const { sentBy, expiresAt } = await resendVerification(core, app, tenant);
     return { ok: true, sentBy, expiresAt: new Date(expiresAt).toISOString() };
   });

@@ -45,9 +45,3 @@ export async function resendVerification(core: Core, app: AppRow, tenant: Tenant
   return { sentBy: "tenantd", expiresAt };
 }
 
-/** Looks up the tenant of an app for the developer's resend action (404 when not in this app). */
-export async function requireAppTenant(core: Core, app: AppRow, tenantId: string): Promise<TenantRow> {
-  const tenant = await core.db.tenants.findById(app.id, tenantId);
-  if (!tenant) throw fail("not_found", `No tenant ${tenantId} in app ${app.id}.`);
-  return tenant;
-}

@@ -6,7 +6,8 @@ import { parseInput, readJson } from "../http/body.ts";
 import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
 import { createPlan, setPlanArchived, toAdminPlan, updatePlan } from "./plans.ts";
 import { syncPlanToStripe } from "./stripe-sync.ts";
-import { GiftBody, TrialBody, grantGift, grantTrial, requireTenantRef, revokeGift, tenantBilling } from "./grants.ts";
+import { GiftBody, TrialBody, grantGift, grantTrial, revokeGift, tenantBilling } from "./grants.ts";
+import { requireTenantRef } from "../auth/tenant-ref.ts";
 
 const PlanListQuery = v.object({ archived: v.optional(v.picklist(["true", "false"], "must be true or false"), "false") });
 

@@ -25,13 +25,6 @@ export const TrialBody = v.object({
   days: v.optional(days),
 });
 
-/** A tenant of this app by id or email; another app's tenant is not found. */
-export async function requireTenantRef(core: Core, app: AppRow, ref: string): Promise<TenantRow> {
-  const tenant = (await core.db.tenants.findById(app.id, ref)) ?? (ref.includes("@") ? await core.db.tenants.findByEmail(app.id, ref.trim().toLowerCase()) : undefined);
-  if (!tenant) throw fail("not_found", `No tenant "${ref}" in this app.`);
-  return tenant;
-}
-
 /** Grants (or replaces) a gift; archived plans may be gifted, it is the developer's call. */
 export async function grantGift(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof GiftBody>) {
   const input = parseInput(GiftBody, raw);

@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { requireAppRef } from "../apps/service.ts";
 import type { Core } from "../core.ts";
-import { grantGift, grantTrial, requireTenantRef, revokeGift, tenantBilling } from "../billing/grants.ts";
+import { grantGift, grantTrial, revokeGift, tenantBilling } from "../billing/grants.ts";
+import { requireTenantRef } from "../auth/tenant-ref.ts";
 import { CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
 
 const targetArgs = {

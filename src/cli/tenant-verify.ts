@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { requireAppRef } from "../apps/service.ts";
-import { requireAppTenant, resendVerification } from "../auth/verify-email.ts";
+import { resendVerification } from "../auth/verify-email.ts";
+import { requireTenantRef } from "../auth/tenant-ref.ts";
 import { dataDirArg, jsonArg, print, withCore } from "./shared.ts";
 
 /** `tenantd tenant resend-verification`: the dashboard's resend action, without a server. */
@@ -13,12 +14,12 @@ export default defineCommand({
     ...dataDirArg,
     ...jsonArg,
     app: { type: "string", description: "App id or name", required: true },
-    tenant: { type: "string", description: "Tenant id", required: true },
+    tenant: { type: "string", description: "Tenant id or email", required: true },
   },
   run: ({ args }) =>
     withCore(args, async (core) => {
       const app = await requireAppRef(core, args.app);
-      const tenant = await requireAppTenant(core, app, args.tenant);
+      const tenant = await requireTenantRef(core, app, args.tenant);
       const { sentBy, expiresAt } = await resendVerification(core, app, tenant);
       const result = { ok: true, sentBy, expiresAt: new Date(expiresAt).toISOString() };
       print(args.json, result, () =>
