@@ -1,0 +1,349 @@
+/**
+ * The store's domain operations, one repository per area, as explicit types that every
+ * engine implements (SQLite in src/db/*.ts, PostgreSQL in src/db/postgres/). Areas above
+ * db/ see only these. Every method is atomic on its own; the few synchronous members are
+ * steps that run inside another repository's transaction (tenant creation).
+ *
+ * Row types still live beside the SQLite code that first defined them; they are plain
+ * data, shared by both engines.
+ */
+import type { AppRow } from "./apps.ts";
+import type { DeveloperRow } from "./developers.ts";
+import type { InTransactionStep, NewSession, TenantRow } from "./tenants.ts";
+import type { RefreshOutcome, RotateInput, SessionState } from "./sessions.ts";
+import type { AppUsage } from "./stats.ts";
+import type { ConsumeOutcome as OAuthConsumeOutcome, LinkedAccount, OAuthLink, OAuthStateRow } from "./oauth.ts";
+import type { ConsumeOutcome, EmailTokenPurpose, NewEmailToken } from "./email-tokens.ts";
+import type { OutboxMessage } from "./outbox.ts";
+import type { DeliveryOutcome, DeliveryRow, QueuedEvent, WebhookConfigRow } from "./webhooks.ts";
+import type { FileBlobRef, FileRow, InsertFileResult } from "./files.ts";
+import type { DevSessionRow, PlanRow, SubscriptionRow, SubscriptionSource, UsageRow } from "./billing.ts";
+import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow } from "./records.ts";
+import type { Condition, Json, SortKey } from "../data/query.ts";
+import type { InviteRow, RemoveOutcome } from "./invites.ts";
+import type { FamilyMemberRow, JoinOutcome, Membership, SeatCounts } from "./family.ts";
+
+export interface MetaRepository {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+}
+
+export interface AppsRepository {
+  findById(id: string): Promise<AppRow | undefined>;
+  findByKey(key: string): Promise<AppRow | undefined>;
+  /** Every app, from the cache (the CORS preflight check reads it on each OPTIONS). */
+  cached(): Promise<AppRow[]>;
+  list(ownerId?: string): Promise<AppRow[]>;
+  count(): Promise<number>;
+  insert(app: AppRow): Promise<void>;
+  update(app: Pick<AppRow, "id" | "name" | "publishableKey" | "settings" | "updatedAt">): Promise<void>;
+  setSecretKeyHash(appId: string, hash: string, at: number): Promise<void>;
+  setOwner(appId: string, ownerId: string): Promise<void>;
+  adoptUnowned(ownerId: string): Promise<number>;
+  remove(id: string): Promise<boolean>;
+}
+
+export interface DevelopersRepository {
+  insert(d: DeveloperRow): Promise<void>;
+  findByEmail(email: string): Promise<DeveloperRow | undefined>;
+  findById(id: string): Promise<DeveloperRow | undefined>;
+  list(): Promise<DeveloperRow[]>;
+  /** Sets a new password and ends every session of the developer. */
+  setPassword(id: string, passwordHash: string): Promise<void>;
+  createSession(tokenHash: string, developerId: string, now: number, expiresAt: number): Promise<void>;
+  findBySession(tokenHash: string, now: number): Promise<DeveloperRow | undefined>;
+  endSession(tokenHash: string): Promise<void>;
+}
+
+export interface TenantsRepository {
+  /**
+   * Creates the tenant and its first session in one transaction. Throws on a duplicate
+   * email. `step` runs last in the same transaction (an invite being used up); when it
+   * throws, nothing is created.
+   */
+  createWithSession(tenant: TenantRow, session: NewSession, step?: InTransactionStep): Promise<void>;
+  findByEmail(appId: string, email: string): Promise<TenantRow | undefined>;
+  findById(appId: string, id: string): Promise<TenantRow | undefined>;
+  /** Newest first; `emailContains` filters by a substring of the email. */
+  list(appId: string, opts: {
+      emailContains?: string;
+      limit: number;
+      offset: number;
+  }): Promise<{
+      tenants: TenantRow[];
+      total: number;
+  }>;
+  markVerified(id: string, at: number): Promise<void>;
+  setPasswordHash(id: string, hash: string): Promise<void>;
+  setLocale(id: string, locale: string): Promise<void>;
+  /** Deletes the tenant; every row it owns goes with it (foreign keys cascade). */
+  remove(appId: string, id: string): Promise<boolean>;
+}
+
+export interface SessionsRepository {
+  create(tenantId: string, appId: string, s: NewSession): Promise<void>;
+  /** The state an access token's session is checked against on every request. */
+  state(sessionId: string): Promise<SessionState | undefined>;
+  /**
+   * Exchanges a refresh token for a new one. A token already rotated more than `graceMs`
+   * ago is reuse: the whole session ends. Within the grace window concurrent refreshes
+   * of the same token each get a new token.
+   */
+  rotate(oldHash: string, next: RotateInput): Promise<RefreshOutcome>;
+  end(sessionId: string, at: number, reason: string): Promise<boolean>;
+  endAllForTenant(tenantId: string, at: number, reason: string): Promise<number>;
+  /** Drops sessions that expired or ended before `before`. */
+  purge(before: number): Promise<number>;
+}
+
+export interface StatsRepository {
+  appUsage(appId: string, monthStart: number): Promise<AppUsage>;
+}
+
+export interface OAuthRepository {
+  createState(state: Omit<OAuthStateRow, "usedAt">): Promise<void>;
+  /** Marks the state used when the browser matches; tells why it cannot be used otherwise. */
+  consumeState(stateHash: string, browserMatches: (hash: string) => boolean, now: number): Promise<OAuthConsumeOutcome>;
+  findTenant(appId: string, provider: string, providerAccountId: string): Promise<TenantRow | undefined>;
+  /** Records what the provider said at this sign-in. */
+  touch(l: OAuthLink): Promise<void>;
+  /**
+   * Links the account to an existing tenant with the same, provider-verified email. A tenant
+   * whose email was not verified yet becomes verified, loses its password and its sessions.
+   */
+  linkExisting(l: OAuthLink, tenantId: string): Promise<void>;
+  /**
+   * The link of a new tenant, as a step of the transaction that creates it
+   * (`tenants.createWithSession`): a duplicate link then creates nothing.
+   */
+  linkStep(l: OAuthLink): InTransactionStep;
+  listForTenant(appId: string, tenantId: string): Promise<LinkedAccount[]>;
+}
+
+export interface EmailTokensRepository {
+  /** Stores a new token (hashed), replacing the tenant's older tokens of the same purpose. */
+  issue(token: NewEmailToken): Promise<void>;
+  /** Checks a token without using it (before the slow password hash of a reset). */
+  check(hash: string, appId: string, purpose: EmailTokenPurpose, now: number): Promise<ConsumeOutcome>;
+  /** Uses a verification token and marks the tenant's email verified, atomically. */
+  verifyEmail(hash: string, appId: string, now: number): Promise<ConsumeOutcome>;
+  /**
+   * Uses a reset token: sets the new password hash, ends every session of the tenant,
+   * marks the email verified and drops other reset tokens, atomically.
+   */
+  resetPassword(hash: string, appId: string, passwordHash: string, now: number): Promise<ConsumeOutcome>;
+}
+
+export interface OutboxRepository {
+  insert(m: OutboxMessage): Promise<void>;
+  /** Newest first; one app's messages when `appId` is given. */
+  list(opts: {
+      appId?: string;
+      limit: number;
+  }): Promise<OutboxMessage[]>;
+}
+
+export interface WebhooksRepository {
+  findConfig(appId: string): Promise<WebhookConfigRow | undefined>;
+  /** Sets the URL; creates the config with `sealedSecret` when there is none. True when created. */
+  setUrl(appId: string, url: string, sealedSecret: string, now: number): Promise<boolean>;
+  /** Replaces the secret; false when the app has no config. */
+  setSecret(appId: string, sealedSecret: string, now: number): Promise<boolean>;
+  removeConfig(appId: string): Promise<boolean>;
+  enqueue(e: QueuedEvent): Promise<void>;
+  /** Takes up to `limit` events off the queue, oldest first, logging each as `sending`. */
+  claim(limit: number, now: number): Promise<QueuedEvent[]>;
+  finish(id: string, o: DeliveryOutcome): Promise<void>;
+  /** Marks deliveries still `sending` since before `claimedBefore` as failed (their process stopped). */
+  failStale(claimedBefore: number, now: number, reason: string): Promise<number>;
+  /** Newest first. */
+  listDeliveries(appId: string, limit: number, offset: number): Promise<{
+      deliveries: DeliveryRow[];
+      total: number;
+  }>;
+  queuedCount(appId: string): Promise<number>;
+}
+
+export interface FilesRepository {
+  /**
+   * Inserts the row unless it would take the tenant's stored bytes past `quotaBytes`
+   * (null: no quota). A tenant deleted meanwhile is reported, not thrown.
+   */
+  insert(f: FileRow, quotaBytes: number | null): Promise<InsertFileResult>;
+  /** Bytes the tenant stores now. */
+  usedBytes(appId: string, tenantId: string): Promise<number>;
+  /** The tenant's own file; another tenant's or app's is undefined. */
+  find(appId: string, tenantId: string, id: string): Promise<FileRow | undefined>;
+  /** Any file by id: the public URL carries only the (unguessable) id. */
+  findPublic(id: string): Promise<FileRow | undefined>;
+  remove(appId: string, tenantId: string, id: string): Promise<boolean>;
+  removeById(appId: string, id: string): Promise<void>;
+  tenantBlobs(appId: string, tenantId: string): Promise<FileBlobRef[]>;
+  /** The app's files after `afterId` in id order, `limit` at a time. */
+  appBlobs(appId: string, afterId: string, limit: number): Promise<FileBlobRef[]>;
+}
+
+export interface BillingRepository {
+  insertPlan(plan: PlanRow): Promise<void>;
+  updatePlan(plan: PlanRow): Promise<boolean>;
+  findPlan(appId: string, id: string): Promise<PlanRow | undefined>;
+  findPlanBySlug(appId: string, slug: string): Promise<PlanRow | undefined>;
+  findPlanByStripePrice(appId: string, priceId: string): Promise<PlanRow | undefined>;
+  /** Sorted by sortOrder; archived plans only when asked. */
+  listPlans(appId: string, opts: {
+      includeArchived: boolean;
+  }): Promise<PlanRow[]>;
+  subscriptions(appId: string, tenantId: string): Promise<SubscriptionRow[]>;
+  findByProviderSubscription(appId: string, providerSubscriptionId: string): Promise<SubscriptionRow | undefined>;
+  /** Writes the tenant's provider subscription; false when a live one for another subscription id is kept. */
+  upsertProviderSubscription(s: {
+      appId: string;
+      tenantId: string;
+      planId: string;
+      status: string;
+      provider: "stripe" | "dev";
+      providerSubscriptionId: string;
+      currentPeriodEnd: number | null;
+      cancelAtPeriodEnd: boolean;
+      now: number;
+  }): Promise<boolean>;
+  /** A gift or trial; replaces an earlier one of the same source. */
+  upsertGrant(g: {
+      appId: string;
+      tenantId: string;
+      source: "gift" | "trial";
+      planId: string;
+      expiresAt: number | null;
+      now: number;
+  }): Promise<void>;
+  removeSource(appId: string, tenantId: string, source: SubscriptionSource): Promise<boolean>;
+  setDevCancelAtPeriodEnd(appId: string, tenantId: string, cancel: boolean, now: number): Promise<boolean>;
+  stripeCustomer(appId: string, tenantId: string): Promise<string | undefined>;
+  tenantForStripeCustomer(appId: string, customerId: string): Promise<string | undefined>;
+  /** Keeps the first customer recorded for a tenant; returns the one that is stored. */
+  saveStripeCustomer(appId: string, tenantId: string, customerId: string, now: number): Promise<string>;
+  stripeEventSeen(appId: string, eventId: string): Promise<boolean>;
+  recordStripeEvent(appId: string, eventId: string, type: string, now: number): Promise<void>;
+  insertDevSession(s: {
+      tokenHash: string;
+      kind: "checkout" | "portal";
+      appId: string;
+      tenantId: string;
+      planId: string | null;
+      successUrl: string;
+      cancelUrl: string;
+      now: number;
+      expiresAt: number;
+  }): Promise<void>;
+  findDevSession(tokenHash: string): Promise<DevSessionRow | undefined>;
+  /** Marks a live, unused session used; false if it was used, expired or unknown. */
+  consumeDevSession(tokenHash: string, now: number): Promise<boolean>;
+  usage(appId: string, tenantId: string, featureKey: string, period: string, periodStart: number): Promise<number>;
+  /** Counters of the current month and day. */
+  usageList(appId: string, tenantId: string, monthStart: number, dayStart: number): Promise<UsageRow[]>;
+  /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
+  incrementUsage(u: {
+      appId: string;
+      tenantId: string;
+      featureKey: string;
+      period: string;
+      periodStart: number;
+      by: number;
+      limit: number | null;
+  }): Promise<number | undefined>;
+}
+
+export interface RecordsRepository {
+  get(scope: RecordScope, id: string): Promise<RecordRow | undefined>;
+  /**
+   * One query for the page, one for the total, read from the same snapshot. The page ends
+   * early once its records' data passes `maxBytes` (it always holds at least one record).
+   */
+  list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage): Promise<{
+      records: RecordRow[];
+      total: number;
+  }>;
+  /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
+  insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow>;
+  /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
+  update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined>;
+  /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
+  upsert(scope: RecordScope, key: {
+      field: string;
+      value: Json;
+  }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]): Promise<{
+      row: RecordRow;
+      created: boolean;
+  }>;
+  remove(scope: RecordScope, id: string): Promise<boolean>;
+  createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string): Promise<boolean>;
+  /** Deletes every share link of the record; undefined when the record is not in scope. */
+  revokeShareLinks(scope: RecordScope, recordId: string): Promise<number | undefined>;
+  findShared(tokenHash: string): Promise<{
+      record: RecordRow;
+      expiresAt: number | null;
+  } | undefined>;
+  /** Makes the app's per-field indexes exactly `fields`: missing ones built, stale ones dropped. */
+  syncIndexes(appId: string, fields: {
+      collection: string;
+      path: string;
+  }[]): Promise<void>;
+  /** Drops per-field indexes of apps that no longer exist. */
+  dropIndexesExcept(appIds: string[]): Promise<void>;
+  /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
+  explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]>;
+}
+
+export interface InvitesRepository {
+  /** Inserts the token unless the creator's quota is spent; the check and insert share one write lock. */
+  create(row: InviteRow, limit: number | null): Promise<boolean>;
+  /** Newest first. */
+  list(appId: string, tenantId: string): Promise<InviteRow[]>;
+  spent(appId: string, tenantId: string, now: number): Promise<number>;
+  /** Deletes an unused token; a used one stays (it records who joined through it). */
+  remove(appId: string, tenantId: string, id: string): Promise<RemoveOutcome>;
+  findByHash(appId: string, hash: string): Promise<InviteRow | undefined>;
+  /**
+   * Marks the token used by `usedBy`. Synchronous: it runs inside the transaction that
+   * creates the tenant (tenants.createWithSession), so a lost race rolls the sign-up back.
+   */
+  useInTransaction(appId: string, hash: string, usedBy: string, now: number): boolean;
+}
+
+export interface FamilyRepository {
+  /** Inserts the invite unless members plus pending invites already fill `limit` seats. */
+  createInvite(row: InviteRow, limit: number | null): Promise<boolean>;
+  listInvites(appId: string, ownerId: string): Promise<InviteRow[]>;
+  findInviteByHash(appId: string, hash: string): Promise<InviteRow | undefined>;
+  /** Deletes an unused invite; a used one stays as the record of who joined. */
+  revokeInvite(appId: string, ownerId: string, id: string): Promise<RemoveOutcome>;
+  seatCounts(appId: string, ownerId: string, now: number): Promise<SeatCounts>;
+  /** Members by join order (earliest first). */
+  members(appId: string, ownerId: string): Promise<FamilyMemberRow[]>;
+  membership(appId: string, memberId: string): Promise<Membership | undefined>;
+  /** An existing tenant joins through the invite (replace-with-family). */
+  join(appId: string, hash: string, memberId: string, limit: number | null, now: number): Promise<JoinOutcome>;
+  /** Synchronous: for the transaction that creates the member's tenant row (sign-up). */
+  joinInTransaction: (appId: string, hash: string, memberId: string, limit: number | null, now: number) => JoinOutcome;
+  leave(appId: string, memberId: string): Promise<boolean>;
+  removeMember(appId: string, ownerId: string, memberId: string): Promise<boolean>;
+}
+
+/** Everything an engine provides; `close()` is the engine's own (file handle, pool). */
+export interface Repositories {
+  meta: MetaRepository;
+  apps: AppsRepository;
+  developers: DevelopersRepository;
+  tenants: TenantsRepository;
+  sessions: SessionsRepository;
+  stats: StatsRepository;
+  oauth: OAuthRepository;
+  emailTokens: EmailTokensRepository;
+  outbox: OutboxRepository;
+  webhooks: WebhooksRepository;
+  files: FilesRepository;
+  billing: BillingRepository;
+  records: RecordsRepository;
+  invites: InvitesRepository;
+  family: FamilyRepository;
+}

