@@ -1,0 +1,51 @@
+import postgres from "postgres";
+import { migrate } from "./migrations.ts";
+
+/**
+ * The PostgreSQL engine's handle: a pool from the `postgres` driver (porsager). Columns come
+ * back camelCased (app_id → appId) so rows map onto the shared row types; int8 (times in
+ * ms, counts) comes back as a JS number: every value tenantd stores there is below 2^53.
+ */
+export type PgSql = postgres.Sql<{ bigint: number }>;
+/** A transaction's handle; it runs the same tagged-template queries as the pool. */
+export type PgTx = postgres.TransactionSql<{ bigint: number }>;
+/** Either one: a statement that may run alone or inside a caller's transaction. */
+export type PgQuery = PgSql | PgTx;
+
+export interface PgOptions {
+  /** connections in this process's pool (default 10) */
+  max?: number;
+}
+
+export function connectPostgres(url: string, options: PgOptions = {}): PgSql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    transform: { column: { from: postgres.toCamel } },
+    types: {
+      bigint: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) },
+    },
+    connection: { application_name: "tenantd" },
+  }) as unknown as PgSql;
+}
+
+/** Connects and brings the schema up to date (under an advisory lock: many nodes may start at once). */
+export async function openPostgres(url: string, options: PgOptions = {}): Promise<PgSql> {
+  const sql = connectPostgres(url, options);
+  try {
+    await migrate(sql);
+  } catch (e) {
+    await sql.end({ timeout: 1 });
+    throw e;
+  }
+  return sql;
+}
+
+/** A write refused by a unique or primary-key constraint (a lost race for the same key). */
+export function isPgUniqueViolation(e: unknown): boolean {
+  return e instanceof postgres.PostgresError && e.code === "23505";
+}
+
+export function isPgForeignKeyViolation(e: unknown): boolean {
+  return e instanceof postgres.PostgresError && e.code === "23503";
+}

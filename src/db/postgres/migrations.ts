@@ -1,0 +1,44 @@
+import type { PgSql } from "./connection.ts";
+import { initialSchema } from "./schema.ts";
+
+export interface PgMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * PostgreSQL's own versioned migrations (its versions are not SQLite's). A released
+ * migration is never edited: add a new one.
+ */
+export const PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: "initial", sql: initialSchema }];
+
+/** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */
+export const MIGRATION_LOCK = 0x74656e616e7464n;
+
+/**
+ * Applies the pending migrations in one transaction that first takes a transaction-scoped
+ * advisory lock: of several nodes starting at once, one migrates and the others wait, then
+ * find nothing left to do. DDL is transactional in PostgreSQL, so a failed migration leaves
+ * the schema as it was.
+ */
+export async function migrate(sql: PgSql, migrations: PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${String(MIGRATION_LOCK)}::bigint)`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`;
+    const applied = new Set((await tx<{ version: number }[]>`SELECT version FROM schema_migrations`).map((r) => r.version));
+    const latestKnown = Math.max(0, ...migrations.map((m) => m.version));
+    const newest = Math.max(0, ...applied);
+    if (newest > latestKnown) {
+      throw new Error(`tenantd: the PostgreSQL database is at schema version ${newest}, newer than this tenantd knows (${latestKnown}). Upgrade tenantd.`);
+    }
+    const ran: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(m.version)) continue;
+      await tx.unsafe(m.sql);
+      await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${Date.now()})`;
+      ran.push(m.version);
+    }
+    return ran;
+  });
+}

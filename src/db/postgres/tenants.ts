@@ -1,0 +1,52 @@
+import type { PgSql, PgTx } from "./connection.ts";
+import type { TenantsRepository } from "../repositories.ts";
+import type { NewSession, TenantRow } from "../tenants.ts";
+import { runStep } from "./steps.ts";
+
+export const TENANT_COLUMNS = "id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at";
+
+export async function insertSession(tx: PgTx | PgSql, tenantId: string, appId: string, s: NewSession): Promise<void> {
+  await tx`INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (${s.id}, ${tenantId}, ${appId}, ${s.createdAt}, ${s.expiresAt})`;
+  await tx`INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (${s.refreshHash}, ${s.id}, ${s.createdAt})`;
+}
+
+export function createPgTenantsRepo(sql: PgSql): TenantsRepository {
+  const like = (contains: string | undefined) => `%${(contains ?? "").replace(/[\\%_]/g, (c) => "\\" + c)}%`;
+  return {
+    async createWithSession(t, session, step) {
+      await sql.begin(async (tx) => {
+        await tx`INSERT INTO tenants (id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at)
+          VALUES (${t.id}, ${t.appId}, ${t.email}, ${t.passwordHash}, ${t.emailVerifiedAt}, ${t.locale}, ${t.parentTenantId}, ${t.createdAt})`;
+        await insertSession(tx, t.id, t.appId, session);
+        if (step) await runStep(tx, step, t.id);
+      });
+    },
+    async findByEmail(appId, email) {
+      const [r] = await sql<TenantRow[]>`SELECT * FROM tenants WHERE app_id = ${appId} AND email = ${email}`;
+      return r;
+    },
+    async findById(appId, id) {
+      const [r] = await sql<TenantRow[]>`SELECT * FROM tenants WHERE app_id = ${appId} AND id = ${id}`;
+      return r;
+    },
+    async list(appId, opts) {
+      const pattern = like(opts.emailContains);
+      const tenants = await sql<TenantRow[]>`SELECT * FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern}
+        ORDER BY created_at DESC, id LIMIT ${opts.limit} OFFSET ${opts.offset}`;
+      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern}`;
+      return { tenants: [...tenants], total: c!.n };
+    },
+    async markVerified(id, at) {
+      await sql`UPDATE tenants SET email_verified_at = COALESCE(email_verified_at, ${at}) WHERE id = ${id}`;
+    },
+    async setPasswordHash(id, hash) {
+      await sql`UPDATE tenants SET password_hash = ${hash} WHERE id = ${id}`;
+    },
+    async setLocale(id, locale) {
+      await sql`UPDATE tenants SET locale = ${locale} WHERE id = ${id}`;
+    },
+    async remove(appId, id) {
+      return (await sql`DELETE FROM tenants WHERE app_id = ${appId} AND id = ${id}`).count > 0;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../src/db/connection.ts";
+import { createRepositories } from "../src/db/index.ts";
+import { openPostgres, type PgSql } from "../src/db/postgres/connection.ts";
+import { createPgRepositories } from "../src/db/postgres/index.ts";
+import type { Repositories } from "../src/db/repositories.ts";
+import { createTestDatabase } from "./_postgres.ts";
+
+/** The repositories both engines implement today (records follow on PostgreSQL). */
+export type PortedRepositories = Omit<Repositories, "records">;
+
+export interface Engine {
+  name: "sqlite" | "postgres";
+  db: PortedRepositories;
+  close(): Promise<void>;
+}
+
+export async function sqliteEngine(): Promise<Engine> {
+  const dir = mkdtempSync(join(tmpdir(), "tenantd-engine-"));
+  const sqlite = openDatabase(join(dir, "data.db"));
+  return {
+    name: "sqlite",
+    db: createRepositories(sqlite),
+    async close() {
+      sqlite.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function postgresEngine(opts: { max?: number } = {}): Promise<Engine & { sql: PgSql; url: string }> {
+  const database = await createTestDatabase();
+  const sql = await openPostgres(database.url, { max: opts.max ?? 10 });
+  return {
+    name: "postgres",
+    db: createPgRepositories(sql),
+    sql,
+    url: database.url,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await database.drop();
+    },
+  };
+}
