@@ -8,8 +8,8 @@ import { createPgRepositories } from "../src/db/postgres/index.ts";
 import type { Repositories } from "../src/db/repositories.ts";
 import { createTestDatabase } from "./_postgres.ts";
 
-/** The repositories both engines implement today (records follow on PostgreSQL). */
-export type PortedRepositories = Omit<Repositories, "records">;
+/** What both engines implement. */
+export type PortedRepositories = Repositories;
 
 export interface Engine {
   name: "sqlite" | "postgres";

@@ -12,7 +12,9 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
   const name = `t_${randomBytes(6).toString("hex")}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`CREATE DATABASE ${name}`);
+    // A linguistic collation, as managed services default to (en_US.UTF-8): code that
+    // forgets COLLATE "C" where byte order matters fails here, not only in production.
+    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`);
   } finally {
     await admin.end();
   }

@@ -14,9 +14,10 @@ import { createPgFilesRepo } from "./files.ts";
 import { createPgBillingRepo } from "./billing.ts";
 import { createPgInvitesRepo } from "./invites.ts";
 import { createPgFamilyRepo } from "./family.ts";
+import { createPgRecordsRepo } from "./records.ts";
 
-/** The PostgreSQL engine behind the same interfaces as SQLite. Records are not ported yet. */
-export function createPgRepositories(sql: PgSql): Omit<Repositories, "records"> {
+/** The PostgreSQL engine behind the same interfaces as SQLite. */
+export function createPgRepositories(sql: PgSql): Repositories {
   return {
     meta: createPgMetaRepo(sql),
     apps: createPgAppsRepo(sql, readSettings),
@@ -32,5 +33,6 @@ export function createPgRepositories(sql: PgSql): Omit<Repositories, "records"> 
     billing: createPgBillingRepo(sql),
     invites: createPgInvitesRepo(sql),
     family: createPgFamilyRepo(sql),
+    records: createPgRecordsRepo(sql),
   };
 }

@@ -1,0 +1,159 @@
+import type { PgSql, PgTx } from "./connection.ts";
+import type { RecordsRepository } from "../repositories.ts";
+import { UniqueConflict, type RecordRow, type RecordScope } from "../records.ts";
+import { valueAtPath } from "../records-sql.ts";
+import type { Json } from "../../data/query.ts";
+import { orderSql, Params, whereSql } from "./records-sql.ts";
+import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
+
+const COLUMNS = "seq, id, data, created_at, updated_at";
+/** Rows read per round trip while a page is filled up to its byte budget. */
+const PAGE_BATCH = 50;
+
+type Runner = PgSql | PgTx;
+/** Filters make SQL text vary without bound, so these statements are not kept prepared. */
+const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
+
+export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
+  const byId = async (q: Runner, scope: RecordScope, id: string, lock = false) => {
+    const [r] = lock
+      ? await q<RecordRow[]>`SELECT seq, id, data, created_at, updated_at FROM records
+          WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection} FOR UPDATE`
+      : await q<RecordRow[]>`SELECT seq, id, data, created_at, updated_at FROM records
+          WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
+    return r;
+  };
+
+  /**
+   * Unique fields are checked by a query, like on SQLite; writers of the same value take
+   * turns on a transaction-scoped advisory lock named by the scope, field and value, so two
+   * concurrent writes of one value cannot both pass the check.
+   */
+  async function assertUnique(tx: PgTx, scope: RecordScope, data: Record<string, unknown>, unique: readonly string[], exceptSeq: number) {
+    for (const field of unique) {
+      const value = valueAtPath(data, field);
+      if (value === undefined || value === null) continue;
+      const key = JSON.stringify([scope.appId, scope.tenantId, scope.collection, field, value]);
+      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+      const w = whereSql(scope, [{ target: { kind: "field", path: field }, op: "$eq", value }]);
+      const found = await run(tx, `SELECT 1 FROM records WHERE ${w.sql} AND seq <> $${w.params.length + 1}::bigint LIMIT 1`, [...w.params, exceptSeq]);
+      if (found.length > 0) throw new UniqueConflict(field);
+    }
+  }
+
+  async function insertRow(tx: PgTx, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+    await assertUnique(tx, scope, data, unique, -1);
+    const text = JSON.stringify(data);
+    const [r] = await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+      VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`;
+    return { seq: r!.seq, id, data: text, createdAt: now, updatedAt: now };
+  }
+
+  async function updateRow(tx: PgTx, scope: RecordScope, row: RecordRow, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, unique: readonly string[]) {
+    const next = transform(JSON.parse(row.data) as Record<string, unknown>);
+    await assertUnique(tx, scope, next, unique, row.seq);
+    const text = JSON.stringify(next);
+    await tx`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq}`;
+    return { ...row, data: text, updatedAt: now };
+  }
+
+  async function dropIndex(q: Runner, name: string) {
+    if (!PG_INDEX_NAME.test(name)) throw new Error(`postgres records: refusing to drop index ${JSON.stringify(name)}`);
+    await q.unsafe(`DROP INDEX IF EXISTS "${name}"`);
+  }
+  const indexNames = async (q: Runner, prefix: string) =>
+    (await q<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE tablename = 'records' AND schemaname = current_schema() AND starts_with(indexname, ${prefix})`).map(
+      (r) => r.indexname,
+    );
+
+  return {
+    get: (scope, id) => byId(sql, scope, id),
+    async list(scope, conditions, sort, page) {
+      // One snapshot for the page and the total.
+      return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+        const w = whereSql(scope, conditions);
+        const n = w.params.length;
+        const records: RecordRow[] = [];
+        let bytes = 0;
+        const cursor = tx
+          .unsafe<RecordRow[]>(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${orderSql(sort)} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`, [
+            ...w.params,
+            page.limit,
+            page.offset,
+          ] as never[], { prepare: false })
+          .cursor(PAGE_BATCH);
+        fill: for await (const rows of cursor) {
+          for (const row of rows) {
+            // A page of large records stops at the byte budget instead of holding `limit` of them.
+            bytes += row.data.length;
+            if (records.length > 0 && bytes > page.maxBytes) break fill;
+            records.push(row);
+          }
+        }
+        const [c] = await run<{ n: number }>(tx, `SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`, w.params);
+        return { records, total: c!.n };
+      });
+    },
+    insert: (scope, id, data, now, unique) => sql.begin((tx) => insertRow(tx, scope, id, data, now, unique)),
+    update: (scope, id, transform, now, unique) =>
+      sql.begin(async (tx) => {
+        const row = await byId(tx, scope, id, true);
+        return row && updateRow(tx, scope, row, transform, now, unique);
+      }),
+    upsert: (scope, key, newId, data, transform, now, unique) =>
+      sql.begin(async (tx) => {
+        // The key value's lock first: two upserts of one key take turns, the second updates.
+        const lockKey = JSON.stringify([scope.appId, scope.tenantId, scope.collection, key.field, key.value as Json]);
+        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
+        const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+        const [existing] = await run<RecordRow>(tx, `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1 FOR UPDATE`, w.params);
+        if (existing) return { row: await updateRow(tx, scope, existing, transform, now, unique), created: false };
+        return { row: await insertRow(tx, scope, newId, data, now, unique), created: true };
+      }),
+    async remove(scope, id) {
+      return (await sql`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+    },
+    createShareLink: (scope, recordId, link, tokenHash) =>
+      sql.begin(async (tx) => {
+        if (!(await byId(tx, scope, recordId, true))) return false;
+        await tx`INSERT INTO share_links (id, token_hash, record_id, created_at, expires_at) VALUES (${link.id}, ${tokenHash}, ${recordId}, ${link.createdAt}, ${link.expiresAt})`;
+        return true;
+      }),
+    revokeShareLinks: (scope, recordId) =>
+      sql.begin(async (tx) => {
+        if (!(await byId(tx, scope, recordId, true))) return undefined;
+        return (await tx`DELETE FROM share_links WHERE record_id = ${recordId}`).count;
+      }),
+    async findShared(tokenHash) {
+      const [r] = await sql<(RecordRow & { expiresAt: number | null })[]>`
+        SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ${tokenHash}`;
+      if (!r) return undefined;
+      const { expiresAt, ...record } = r;
+      return { record, expiresAt };
+    },
+    async syncIndexes(appId, fields) {
+      const wanted = fields.map((f) => pgFieldIndex(appId, f.collection, f.path));
+      const keep = new Set(wanted.map((i) => i.name));
+      await sql.begin(async (tx) => {
+        // Several nodes may sync the same app at once: they take turns.
+        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${"records-indexes:" + appId}, 0))`;
+        for (const name of await indexNames(tx, pgIndexPrefix(appId))) if (!keep.has(name)) await dropIndex(tx, name);
+        for (const index of wanted) await tx.unsafe(index.sql);
+      });
+    },
+    async dropIndexesExcept(appIds) {
+      const live = new Set(appIds.map(pgIndexPrefix));
+      for (const name of await indexNames(sql, "records_f_")) if (!live.has(name.slice(0, 23))) await dropIndex(sql, name);
+    },
+    async explainList(scope, conditions, sort) {
+      const w = whereSql(scope, conditions, new Params());
+      const n = w.params.length;
+      const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(
+        sql,
+        `EXPLAIN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${orderSql(sort)} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`,
+        [...w.params, 50, 0],
+      );
+      return rows.map((r) => String(Object.values(r)[0]));
+    },
+  };
+}
