@@ -90,6 +90,18 @@ describe("exact under concurrency", () => {
     expect(total).toBe(2);
   });
 
+  test("family: two owners joining each other's family at once do not deadlock; one joins", async () => {
+    for (let round = 0; round < 5; round++) {
+      const a = await newTenant();
+      const b = await newTenant();
+      await db.family.createInvite(invite(a, `x-${a}`), null);
+      await db.family.createInvite(invite(b, `x-${b}`), null);
+      const [ab, ba] = await Promise.all([db.family.join("app1", `x-${b}`, a, 5, T0 + 1), db.family.join("app1", `x-${a}`, b, 5, T0 + 1)]);
+      expect([ab.kind, ba.kind].filter((k) => k === "joined")).toHaveLength(1);
+      expect([ab.kind, ba.kind].sort()).toEqual(expect.arrayContaining(["joined"]));
+    }
+  });
+
   test("family invites: concurrent creation stops at the seat limit", async () => {
     const owner = await newTenant();
     const created = await times(N, (i) => db.family.createInvite(invite(owner, `fi-${owner}-${i}`), 4));

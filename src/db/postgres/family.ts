@@ -83,7 +83,10 @@ export function createPgFamilyRepo(sql: PgSql): FamilyRepository {
     },
     async join(appId, hash, memberId, limit, now) {
       return sql.begin(async (tx) => {
-        await lockTenant(tx, appId, memberId);
+        // Both rows, in id order: A joining B's family while B joins A's cannot deadlock.
+        const invite = await inv.findByHash(tx, appId, hash);
+        const ids = [...new Set([memberId, invite?.tenantId ?? memberId])].sort();
+        await tx`SELECT 1 FROM tenants WHERE app_id = ${appId} AND id IN ${tx(ids)} ORDER BY id COLLATE "C" FOR NO KEY UPDATE`;
         const [isMember] = await tx`SELECT 1 FROM family_members WHERE tenant_id = ${memberId}`;
         if (isMember) return { kind: "already_member" as const };
         if ((await members(tx, appId, memberId)) > 0) return { kind: "has_members" as const };
