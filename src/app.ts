@@ -28,6 +28,7 @@ export interface TenantBackend extends H3 {
 export async function createTenantBackend(config: TenantBackendConfig = {}): Promise<TenantBackend> {
   const core = createCore(config);
   try {
+    await core.ready;
     // The app-level hook catches what h3 rejects before any middleware (a malformed
     // percent-encoded path); the middleware covers the rest, also when a host mounts us.
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });

@@ -6,6 +6,7 @@ import type { Driver } from "unstorage";
 import { systemClock, type Clock } from "./clock.ts";
 import { createConsoleLogger, type Logger } from "./log.ts";
 import { OWASP_ARGON2, type Argon2Params } from "./crypto/password.ts";
+import type { DatabaseConfig } from "./db/store.ts";
 
 /** Options of `createTenantBackend(config)`. Every field is optional. */
 export interface TenantBackendConfig {
@@ -13,6 +14,8 @@ export interface TenantBackendConfig {
   dataDir?: string;
   /** SQLite file. Default `<dataDir>/tenantd.db`. */
   databasePath?: string;
+  /** PostgreSQL instead of SQLite (docs/scaling.md): `url` postgres://…, `pool.max` connections per process (default 10). */
+  database?: { url: string; pool?: { max?: number } };
   /** Any unstorage driver for file blobs (S3, …). Default: the fs driver at `<dataDir>/files`. */
   storage?: Driver;
   /** 32-byte server key (hex or base64) that encrypts stored secrets and signs access tokens. Env `TENANTD_SECRET_KEY`; default: generated once into `<dataDir>/secret.key`. */
@@ -85,6 +88,7 @@ export interface FilesConfig {
 export interface ResolvedConfig {
   dataDir: string;
   databasePath: string;
+  database: DatabaseConfig | undefined;
   storage: Driver | undefined;
   serverKey: Buffer;
   publicUrl: string;
@@ -108,6 +112,7 @@ const urlString = v.pipe(v.string(), v.url());
 const ConfigSchema = v.strictObject({
   dataDir: v.optional(v.pipe(v.string(), v.minLength(1))),
   databasePath: v.optional(v.pipe(v.string(), v.minLength(1))),
+  database: v.optional(v.strictObject({ url: v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")), pool: v.optional(v.strictObject({ max: v.optional(positiveInt) })) })),
   storage: v.optional(v.custom<Driver>((d) => typeof d === "object" && d !== null && "getItem" in d, "must be an unstorage driver")),
   secretKey: v.optional(v.string()),
   publicUrl: v.optional(urlString),
@@ -193,6 +198,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
   return {
     dataDir,
     databasePath: c.databasePath === ":memory:" ? ":memory:" : resolve(dataDir, c.databasePath ?? "tenantd.db"),
+    database: c.database && { url: c.database.url, pool: { max: c.database.pool?.max ?? 10 } },
     storage: c.storage,
     serverKey,
     publicUrl,

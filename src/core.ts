@@ -2,8 +2,9 @@ import { createStorage, type Storage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
 import { join } from "node:path";
 import { resolveConfig, type ResolvedConfig, type TenantBackendConfig } from "./config.ts";
-import { openDatabase, type SqliteDb } from "./db/connection.ts";
-import { createRepositories, type Repositories } from "./db/index.ts";
+import type { SqliteDb } from "./db/connection.ts";
+import type { Repositories } from "./db/index.ts";
+import { openStore } from "./db/store.ts";
 import { createSecretBox, type SecretBox } from "./crypto/secret-box.ts";
 import { createPasswordHasher, type PasswordHasher } from "./crypto/password.ts";
 import { createHooks, type Hooks } from "./hooks.ts";
@@ -22,6 +23,8 @@ export interface Core {
   log: Logger;
   sqlite: SqliteDb;
   db: Repositories;
+  /** Settles when the store's schema is current (PostgreSQL migrates asynchronously). */
+  ready: Promise<void>;
   secrets: SecretBox;
   passwords: PasswordHasher;
   accessTokens: AccessTokens;
@@ -34,7 +37,7 @@ export interface Core {
 
 export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Core {
   const config = "serverKey" in input ? input : resolveConfig(input);
-  const sqlite = openDatabase(config.databasePath);
+  const store = openStore(config);
   const secrets = createSecretBox(config.serverKey);
   const closers: (() => unknown)[] = [];
   let closed = false;
@@ -42,8 +45,9 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
     config,
     clock: config.clock,
     log: config.log,
-    sqlite,
-    db: createRepositories(sqlite),
+    sqlite: store.sqlite,
+    db: store.db,
+    ready: store.ready,
     secrets,
     accessTokens: createAccessTokens(secrets.deriveKey("access-token")),
     passwords: createPasswordHasher(config.argon2),
@@ -55,7 +59,7 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
       closed = true;
       for (const fn of closers.reverse()) await fn();
       await core.storage.dispose();
-      sqlite.close();
+      await store.close();
     },
   };
   installAreas(core);

@@ -7,6 +7,7 @@ import { toNodeHandler } from "h3/node";
 import { afterEach, expect } from "vitest";
 import { createTenantBackend, type TenantBackend, type TenantBackendConfig } from "../src/index.ts";
 import { attachJsonClientErrors } from "../src/http/node-errors.ts";
+import { testStoreConfig } from "./_postgres.ts";
 
 /** Cheap argon2 for tests only; production keeps OWASP's defaults. */
 export const TEST_ARGON2 = { memoryCost: 1024, timeCost: 1, parallelism: 1 };
@@ -117,6 +118,8 @@ export interface TestBackend {
 export async function startBackend(config: TenantBackendConfig = {}): Promise<TestBackend> {
   const dataDir = config.dataDir ?? tempDir();
   const clock = testClock();
+  const store = await testStoreConfig();
+  if (store.drop) cleanups.push(store.drop);
   // Options the environment could otherwise set (TENANTD_PUBLIC_URL, NODE_ENV, TENANTD_SMTP_HOST,
   // TENANTD_WEBHOOKS_ALLOW_INSECURE) are pinned, so the suite means the same on every machine.
   const backend = await createTenantBackend({
@@ -129,6 +132,7 @@ export async function startBackend(config: TenantBackendConfig = {}): Promise<Te
     devBilling: true,
     email: { transport: "outbox" },
     webhooks: { allowInsecure: false },
+    ...store.config,
     ...config,
   });
   cleanups.push(() => backend.close());

@@ -32,3 +32,13 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
     },
   };
 }
+
+/**
+ * The one switch that runs the API suite on PostgreSQL: with TENANTD_TEST_ENGINE=postgres,
+ * every test backend gets a fresh database on the run's server instead of a SQLite file.
+ */
+export async function testStoreConfig(): Promise<{ config: { database?: { url: string } }; drop?: () => Promise<void> }> {
+  if (process.env.TENANTD_TEST_ENGINE !== "postgres") return { config: {} };
+  const db = await createTestDatabase();
+  return { config: { database: { url: db.url } }, drop: db.drop };
+}

@@ -1,0 +1,49 @@
+import { openDatabase, type SqliteDb } from "./connection.ts";
+import { createRepositories } from "./index.ts";
+import { connectPostgres } from "./postgres/connection.ts";
+import { migrate } from "./postgres/migrations.ts";
+import { createPgRepositories } from "./postgres/index.ts";
+import { untilReady } from "./postgres/deferred.ts";
+
+export interface DatabaseConfig {
+  /** postgres://user:password@host:port/database */
+  url: string;
+  pool: { max: number };
+}
+
+/** The engine behind the repositories: SQLite (default) or PostgreSQL (`database.url`). */
+export interface Store {
+  engine: "sqlite" | "postgres";
+  db: ReturnType<typeof createRepositories>;
+  /** The SQLite handle; on PostgreSQL any use throws (only tests and SQLite-only tools reach for it). */
+  sqlite: SqliteDb;
+  /** Settles when the schema is current (at once on SQLite). */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+function noSqlite(): SqliteDb {
+  return new Proxy({} as SqliteDb, {
+    get() {
+      throw new Error("tenantd: this core runs on PostgreSQL; core.sqlite is only there on SQLite");
+    },
+  });
+}
+
+export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined }): Store {
+  if (!config.database) {
+    const sqlite = openDatabase(config.databasePath);
+    return { engine: "sqlite", db: createRepositories(sqlite), sqlite, ready: Promise.resolve(), close: async () => void sqlite.close() };
+  }
+  const sql = connectPostgres(config.database.url, { max: config.database.pool.max });
+  const ready = migrate(sql).then(() => undefined);
+  // Unhandled until someone awaits it: createTenantBackend does, and every repository call.
+  ready.catch(() => undefined);
+  return {
+    engine: "postgres",
+    db: untilReady(createPgRepositories(sql), ready),
+    sqlite: noSqlite(),
+    ready,
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
