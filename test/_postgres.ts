@@ -1,20 +1,25 @@
 import { inject } from "vitest";
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
+import { TEMPLATE_DATABASE } from "./_postgres-server.ts";
 
 /**
  * A database of its own for one test file, on the run's PostgreSQL server
  * (test/_postgres-server.ts). Dropped by `drop()`, and with the server at the end anyway.
  */
-export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(opts: { empty?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const serverUrl = inject("postgresUrl");
   if (!serverUrl) throw new Error("tenantd tests: no PostgreSQL server; test/_postgres-server.ts must be a vitest globalSetup");
   const name = `t_${randomBytes(6).toString("hex")}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
-    // A linguistic collation, as managed services default to (en_US.UTF-8): code that
-    // forgets COLLATE "C" where byte order matters fails here, not only in production.
-    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`);
+    // Copied from the run's migrated template (ICU en-US collation), or empty with the same
+    // collation for tests of the migrations themselves.
+    await admin.unsafe(
+      opts.empty
+        ? `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`
+        : `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`,
+    );
   } finally {
     await admin.end();
   }

@@ -198,7 +198,7 @@ describe("exact under concurrency", () => {
 
 describe("migrations", () => {
   test("several nodes starting at once: one migrates, the others wait and find the schema current", async () => {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase({ empty: true });
     const pools = Array.from({ length: 4 }, () => connectPostgres(database.url, { max: 2 }));
     try {
       const ran = await Promise.all(pools.map((sql) => migrate(sql)));
@@ -217,7 +217,7 @@ describe("migrations", () => {
   });
 
   test("a database migrated by a newer tenantd is refused with the fix", async () => {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase({ empty: true });
     const sql = await openPostgres(database.url, { max: 1 });
     try {
       await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)`;
@@ -229,7 +229,7 @@ describe("migrations", () => {
   });
 
   test("a failing migration leaves the schema as it was", async () => {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase({ empty: true });
     const sql = connectPostgres(database.url, { max: 1 });
     try {
       await expect(migrate(sql, [...PG_MIGRATIONS, { version: 2, name: "broken", sql: "CREATE TABLE later (x INT); SELECT nope FROM nowhere;" }])).rejects.toThrow();
