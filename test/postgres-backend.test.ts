@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { createTenantBackend } from "../src/index.ts";
 import { ConfigError } from "../src/config.ts";
-import { signupTenant, startBackend, tempDir, TEST_ARGON2 } from "./_helpers.ts";
+import { expectError, signupTenant, startBackend, tempDir, TEST_ARGON2 } from "./_helpers.ts";
 import { createTestDatabase } from "./_postgres.ts";
 
 /** The whole server on PostgreSQL, selected by `database.url`, and its startup failures. */
@@ -24,6 +24,21 @@ describe("createTenantBackend on PostgreSQL", () => {
       expect(list.body.total).toBe(2);
       // The rows are in PostgreSQL, not in a SQLite file.
       expect(() => t.backend.core.sqlite.prepare("SELECT 1")).toThrow(/runs on PostgreSQL/);
+      await t.backend.close();
+    } finally {
+      await database.drop();
+    }
+  });
+
+  test("concurrent sign-ups with one email: one account, the others told email_exists (not a 500)", async () => {
+    const database = await createTestDatabase({ empty: true });
+    try {
+      const t = await startBackend({ database: { url: database.url, pool: { max: 8 } } });
+      const replies = await Promise.all(
+        Array.from({ length: 8 }, () => t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "race@example.com", password: "correct horse battery" } })),
+      );
+      expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+      for (const r of replies.filter((x) => x.status !== 201)) expectError(r, 409, "email_exists");
       await t.backend.close();
     } finally {
       await database.drop();

@@ -27,5 +27,5 @@ export function inTransaction<T>(db: SqliteDb, fn: () => T): T {
 /** A write refused by a UNIQUE or PRIMARY KEY constraint (a lost race for the same key). */
 export function isUniqueViolation(e: unknown): boolean {
   const code = e instanceof Error && "code" in e ? String((e as { code: unknown }).code) : "";
-  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505";
 }
