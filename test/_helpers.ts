@@ -118,7 +118,7 @@ export interface TestBackend {
 export async function startBackend(config: TenantBackendConfig = {}): Promise<TestBackend> {
   const dataDir = config.dataDir ?? tempDir();
   const clock = testClock();
-  const store = await testStoreConfig();
+  const store = await testStoreConfig(dataDir);
   if (store.drop) cleanups.push(store.drop);
   // Options the environment could otherwise set (TENANTD_PUBLIC_URL, NODE_ENV, TENANTD_SMTP_HOST,
   // TENANTD_WEBHOOKS_ALLOW_INSECURE) are pinned, so the suite means the same on every machine.

@@ -38,12 +38,26 @@ export async function createTestDatabase(opts: { empty?: boolean } = {}): Promis
   };
 }
 
+/** Databases by data directory: a backend restarted on the same dataDir finds its data again. */
+const byDataDir = new Map<string, Promise<{ url: string; drop: () => Promise<void> }>>();
+
 /**
  * The one switch that runs the API suite on PostgreSQL: with TENANTD_TEST_ENGINE=postgres,
- * every test backend gets a fresh database on the run's server instead of a SQLite file.
+ * every test backend gets a database on the run's server instead of a SQLite file (the same
+ * one again for the same data directory). `drop` is given to the first user only.
  */
-export async function testStoreConfig(): Promise<{ config: { database?: { url: string } }; drop?: () => Promise<void> }> {
+export async function testStoreConfig(dataDir: string): Promise<{ config: { database?: { url: string } }; drop?: () => Promise<void> }> {
   if (process.env.TENANTD_TEST_ENGINE !== "postgres") return { config: {} };
-  const db = await createTestDatabase();
-  return { config: { database: { url: db.url } }, drop: db.drop };
+  const known = byDataDir.get(dataDir);
+  if (known) return { config: { database: { url: (await known).url } } };
+  const created = createTestDatabase();
+  byDataDir.set(dataDir, created);
+  const db = await created;
+  return {
+    config: { database: { url: db.url } },
+    drop: async () => {
+      byDataDir.delete(dataDir);
+      await db.drop();
+    },
+  };
 }
