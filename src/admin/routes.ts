@@ -11,15 +11,15 @@ import { toPublicTenant } from "../auth/tenant-view.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
 
-const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
-const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
-const UpdateAppBody = v.strictObject({
+export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
+export const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
+export const UpdateAppBody = v.strictObject({
   name: v.optional(AppNameSchema),
   settings: v.optional(v.custom<JsonObject>(isPlainObject, "settings must be an object (a JSON merge patch)")),
 });
 const intString = (max: number, dflt: number) =>
   v.optional(v.pipe(v.string(), v.regex(/^\d+$/, "must be a whole number"), v.transform(Number), v.maxValue(max, `must be at most ${max}`)), String(dflt));
-const TenantListQuery = v.object({ email: v.optional(v.string()), limit: intString(1000, 50), offset: intString(Number.MAX_SAFE_INTEGER, 0) });
+export const TenantListQuery = v.object({ email: v.optional(v.string()), limit: intString(1000, 50), offset: intString(Number.MAX_SAFE_INTEGER, 0) });
 
 export function registerAdminRoutes(router: Router, core: Core): void {
   const ownApp = async (event: H3Event) => {

@@ -17,14 +17,14 @@ import { introspect } from "./introspect.ts";
 import { registerAuthPages } from "./pages.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
-const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
-const RefreshBody = v.object({ refreshToken: token });
-const LogoutBody = v.object({ refreshToken: v.optional(v.pipe(v.string(), v.maxLength(200))) });
-const TokenBody = v.object({ token });
-const LocaleBody = v.object({ locale: v.optional(v.pipe(v.string(), v.maxLength(35))) });
-const ResetRequestBody = v.object({ email: EmailSchema, sendEmail: v.optional(v.boolean()) });
-const ResetBody = v.object({ token, password: PasswordSchema });
-const IntrospectBody = v.object({
+export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
+export const RefreshBody = v.object({ refreshToken: token });
+export const LogoutBody = v.object({ refreshToken: v.optional(v.pipe(v.string(), v.maxLength(200))) });
+export const TokenBody = v.object({ token });
+export const LocaleBody = v.object({ locale: v.optional(v.pipe(v.string(), v.maxLength(35))) });
+export const ResetRequestBody = v.object({ email: EmailSchema, sendEmail: v.optional(v.boolean()) });
+export const ResetBody = v.object({ token, password: PasswordSchema });
+export const IntrospectBody = v.object({
   include: v.optional(v.array(v.picklist(["subscription", "tenant"], 'must be "subscription" or "tenant"')), []),
 });
 

@@ -9,8 +9,8 @@ import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from
 
 // `data` is checked by checkData (object, size, depth) without valibot copying it, so keys
 // such as "__proto__" survive as the client sent them.
-const DataBody = v.object({ data: v.unknown() });
-const ShareBody = v.object({
+export const DataBody = v.object({ data: v.unknown() });
+export const ShareBody = v.object({
   expiresInSeconds: v.optional(
     v.pipe(
       v.number("must be a number of seconds"),
@@ -22,7 +22,7 @@ const ShareBody = v.object({
 });
 const queryInt = (min: number, max: number, what: string) =>
   v.pipe(v.string(what), v.regex(/^\d{1,10}$/, what), v.transform(Number), v.minValue(min, what), v.maxValue(max, what));
-const ListQuery = v.object({
+export const ListQuery = v.object({
   filter: v.optional(v.string("filter must appear once")),
   sort: v.optional(v.string("sort must appear once")),
   limit: v.optional(queryInt(1, RECORD_LIMITS.maxLimit, `limit must be an integer from 1 to ${RECORD_LIMITS.maxLimit}`)),

@@ -10,8 +10,8 @@ import { createFamilyInvite, listFamilyInvites, revokeFamilyInvite } from "./inv
 import { leaveFamily, listMembers, removeMember } from "./members.ts";
 import { ConsumeBody, ReplaceBody, consumeFamilyInvite, replaceWithFamily } from "./join.ts";
 
-const RemoveMemberBody = v.object({ member_tenant_id: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(100)) });
-const NoBody = bodyObject({});
+export const RemoveMemberBody = v.object({ member_tenant_id: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(100)) });
+export const NoBody = bodyObject({});
 
 /** Family plans: the owner's invites and members, a member's leave, and the two ways to join. */
 export function registerFamilyRoutes(router: Router, core: Core): void {

@@ -11,12 +11,18 @@ export interface Router {
   delete(path: string, handler: EventHandler): Router;
 }
 
+/** Every route registered on an app, in registration order: the OpenAPI document is checked against it. */
+const registered = new WeakMap<H3, { method: Method; path: string }[]>();
+export const registeredRoutes = (app: H3): readonly { method: Method; path: string }[] => registered.get(app) ?? [];
+
 /**
  * Registers routes on the h3 app and remembers their paths, so that a request to a known
  * path with another method is 405 (with `allow`) and anything else is a JSON 404.
  */
 export function createRouter(app: H3) {
   const known: { pattern: RegExp; method: Method }[] = [];
+  const paths: { method: Method; path: string }[] = [];
+  registered.set(app, paths);
   const add = (method: Method) => (path: string, handler: EventHandler) => {
     app.on(method, path, handler);
     // HEAD answers as GET without the body (Node drops it): CDNs and link checkers use it.
@@ -24,6 +30,7 @@ export function createRouter(app: H3) {
     // Suffix match: when a host mounts tenantd under a prefix, pathnames carry it.
     const source = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\\*\\\*$/, ".*").replace(/:[A-Za-z_]+/g, "[^/]+");
     known.push({ pattern: new RegExp(`${source}/?$`), method });
+    paths.push({ method, path });
     return router;
   };
   const router: Router = { get: add("GET"), post: add("POST"), put: add("PUT"), patch: add("PATCH"), delete: add("DELETE") };
