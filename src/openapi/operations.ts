@@ -102,7 +102,7 @@ export const OPERATIONS: Operation[] = [
   // Data.
   { method: "POST", path: collection, tag: "data", summary: "Create a record", security: "tenant", body: data.DataBody, responses: { 201: s.RecordReply }, errors: ["conflict"] },
   { method: "GET", path: collection, tag: "data", summary: "List records (filter, sort, limit, offset)", security: "tenant", query: data.ListQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
-    description: "`filter` and `sort` are JSON in the query string; operators `$eq $ne $gt $gte $lt $lte $in $nin $exists` (docs/data.md)." },
+    description: "`filter` and `sort` are JSON in the query string; operators `$eq $ne $gt $gte $lt $lte $in`; `$id`, `$createdAt`, `$updatedAt` name the record's own fields (docs/data.md)." },
   { method: "POST", path: `${collection}/upsert`, tag: "data", summary: "Create or update by the collection's unique field", security: "tenant", body: data.DataBody, responses: { 200: s.UpsertReply, 201: s.UpsertReply }, errors: ["conflict"] },
   { method: "GET", path: `${collection}/:id`, tag: "data", summary: "Read a record", security: "tenant", responses: { 200: s.RecordReply }, errors: ["not_found"] },
   { method: "PUT", path: `${collection}/:id`, tag: "data", summary: "Update a record (JSON Merge Patch of data)", security: "tenant", body: data.DataBody, responses: { 200: s.RecordReply }, errors: ["not_found", "conflict"] },
