@@ -46,8 +46,10 @@ export function createCore(options: ClientOptions) {
   const storage = options.storage ?? (typeof globalThis.localStorage === "object" ? localStorageAdapter() : memoryStorage());
   const fetchFn = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
   const sessionKey = `tenantd.${options.appId}.session`;
-  const locks = options.locks === false ? undefined : (options.locks ?? defaultLocks());
   const lockName = `tenantd.${options.appId}.refresh`;
+  const locks = options.locks ?? defaultLocks();
+  const withLock = <T>(fn: () => Promise<T>): Promise<T> =>
+    locks === false ? fn() : locks ? locks.request(lockName, fn) : withStorageLock(storage, `${lockName}-lock`, fn);
   const listeners = new Set<AuthListener>();
   let inflight: Promise<Session> | undefined;
 
@@ -127,8 +129,7 @@ export function createCore(options: ClientOptions) {
   function refresh(stale: string): Promise<Session> {
     inflight ??= (async () => {
       try {
-        const run = () => refreshLocked(stale);
-        return await (locks ? locks.request(lockName, run) : withStorageLock(storage, `${lockName}-lock`, run));
+        return await withLock(() => refreshLocked(stale));
       } finally {
         inflight = undefined;
       }
