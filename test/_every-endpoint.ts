@@ -198,7 +198,7 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `/api/v1/auth/oauth/nope?appId=${app.id}`, {}, 404);
     for (const provider of ["github", "apple"] as const) {
       const start = await call("GET", `/api/v1/auth/oauth/${provider}?appId=${app.id}&redirect=${encodeURIComponent(REDIRECT)}`, {}, 302);
-      oauth.next(provider, { id: `${provider}-1`, email: `social-${provider}@example.com` });
+      oauth.next(provider, { id: "1001", email: `social-${provider}@example.com` });
       const res = await fetch(oauth.rewrite(start.headers.get("location")!), { redirect: "manual" });
       const cookie = (start.headers.get("set-cookie") ?? "").split(";")[0]!;
       if (res.status === 302) {

@@ -9,14 +9,19 @@ import type { WebhookEvent as EventSchema } from "../openapi/schemas.ts";
 export type WebhookEvent = InferOutput<typeof EventSchema>;
 
 /**
- * Why a delivery was refused: a signature header missing or not `t=<seconds>,v1=<64 hex>`
- * (`malformed_header`), a timestamp outside the tolerance (`stale_timestamp`), a signature
- * that does not match the body and secret (`bad_signature`), or a signed body that is not
- * an event (`invalid_body`).
+ * Why a delivery was refused. Malformed headers: `missing_signature` (no
+ * x-service-signature), `malformed_signature` (not `t=<seconds>,v1=<64 hex>`),
+ * `timestamp_mismatch` (x-service-timestamp differs from its t=). Then `bad_signature`
+ * (not this body and secret), `stale_timestamp` (outside the tolerance: a possible replay),
+ * `invalid_body` (signed, but not a tenantd event).
  */
-export type WebhookFailure = "malformed_header" | "stale_timestamp" | "bad_signature" | "invalid_body";
+export type WebhookFailure = "missing_signature" | "malformed_signature" | "timestamp_mismatch" | "bad_signature" | "stale_timestamp" | "invalid_body";
 
-export type VerifyResult = { ok: true; event: WebhookEvent } | { ok: false; error: WebhookFailure; message: string };
+/**
+ * The verdict. On success, `signature` is the verified v1 value: keep the ones seen within
+ * the tolerance to refuse a captured delivery sent again.
+ */
+export type VerifyResult = { ok: true; event: WebhookEvent; signature: string } | { ok: false; error: WebhookFailure; message: string };
 
 export interface VerifyOptions {
   /** How old (or how far ahead) a delivery may be. Default 300 seconds. */
@@ -53,20 +58,21 @@ function hexToBytes(hex: string): Uint8Array<ArrayBuffer> {
 export async function verifyWebhook(rawBody: string | ArrayBuffer | Uint8Array, headers: HeaderBag, secret: string, options: VerifyOptions = {}): Promise<VerifyResult> {
   const { toleranceSeconds = 300 } = options;
   const signature = header(headers, "x-service-signature");
-  const m = signature && /^\s*t=(\d{1,12}),((?:v1=[0-9a-fA-F]{64},?)+)\s*$/.exec(signature);
-  if (!m) return fail("malformed_header", "x-service-signature is missing or not t=<seconds>,v1=<64 hex characters>.");
+  if (!signature) return fail("missing_signature", "The x-service-signature header is missing: this request was not signed by tenantd.");
+  const m = /^\s*t=(\d{1,12}),((?:v1=[0-9a-fA-F]{64},?)+)\s*$/.exec(signature);
+  if (!m) return fail("malformed_signature", "x-service-signature is not t=<seconds>,v1=<64 hex characters>.");
   const t = Number(m[1]);
   const stated = header(headers, "x-service-timestamp");
-  if (stated !== undefined && stated.trim() !== m[1]) return fail("malformed_header", "x-service-timestamp does not match the t= of x-service-signature.");
+  if (stated !== undefined && stated.trim() !== m[1]) return fail("timestamp_mismatch", "x-service-timestamp does not match the t= of x-service-signature.");
 
   const body = typeof rawBody === "string" ? encoder.encode(rawBody) : rawBody instanceof Uint8Array ? rawBody : new Uint8Array(rawBody);
   const signed = new Uint8Array(encoder.encode(`${t}.`).length + body.length);
   signed.set(encoder.encode(`${t}.`));
   signed.set(body, signed.length - body.length);
   const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-  let valid = false;
+  let valid: string | undefined;
   for (const [, hex] of m[2]!.matchAll(/v1=([0-9a-fA-F]{64})/g)) {
-    if (await crypto.subtle.verify("HMAC", key, hexToBytes(hex!), signed)) valid = true;
+    if (await crypto.subtle.verify("HMAC", key, hexToBytes(hex!), signed)) valid = hex!.toLowerCase();
   }
   if (!valid) return fail("bad_signature", "The signature does not match this body and secret (a changed body, or the secret was rotated).");
 
@@ -84,5 +90,5 @@ export async function verifyWebhook(rawBody: string | ArrayBuffer | Uint8Array, 
   if (!e || typeof e.event !== "string" || e.timestamp !== t || typeof e.appId !== "string") {
     return fail("invalid_body", "The signed body is not a tenantd event (event, timestamp, appId), or its timestamp differs from the signature's.");
   }
-  return { ok: true, event: e as WebhookEvent };
+  return { ok: true, event: e as WebhookEvent, signature: valid };
 }
