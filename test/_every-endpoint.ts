@@ -217,6 +217,7 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     const receiver = await startReceiver();
     await call("PUT", `${admin}/event-webhook-config`, { developer: dev, body: { url: "not a url" } }, 400);
     await call("PUT", `${admin}/event-webhook-config`, { developer: dev, body: { url: receiver.url } }, 200);
+    await call("PUT", `${admin}/event-webhook-config`, { developer: dev, body: { url: receiver.url } }, 200);
     await call("GET", `${admin}/event-webhook-config`, { developer: dev }, 200);
     await call("POST", `${admin}/event-webhook-config/rotate-secret`, { developer: dev }, 200);
     await call("GET", `${admin}/tenants?email=alice&limit=5`, { developer: dev }, 200);

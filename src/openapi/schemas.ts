@@ -172,7 +172,7 @@ export const TenantBilling = obj({
   stripeCustomerId: v.nullable(v.string()),
   usage: v.array(obj({ featureKey: v.string(), period: v.picklist(["monthly", "daily"]), count: v.number(), limit: v.nullable(v.number()) })),
 });
-export const WebhookConfig = obj({ url: v.nullable(v.string()), secretCreatedAt: isoOrNull, createdAt: isoOrNull, updatedAt: isoOrNull, secret: v.optional(v.string()) });
+export const WebhookConfig = obj({ url: v.nullable(v.string()), secretCreatedAt: isoOrNull, createdAt: isoOrNull, updatedAt: isoOrNull, secret: v.optional(v.nullable(v.string())) });
 export const WebhookDeliveries = obj({
   deliveries: v.array(
     obj({
