@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
-import { createReplayGuard, verifyDelivery } from "./verify.mjs";
+import { verifyWebhook } from "tenantd/webhooks";
+import { createReplayGuard } from "./verify.mjs";
 
 /** @typedef {import("./verify.mjs").TenantdEvent} TenantdEvent */
 
@@ -35,10 +36,8 @@ export function createReceiver(opts) {
     const raw = await readRaw(req, opts.maxBodyBytes ?? 1024 * 1024);
     if (raw === null) return reply(413, { error: "payload_too_large" });
 
-    const signature = /** @type {string | undefined} */ (req.headers["x-service-signature"]);
-    const timestamp = /** @type {string | undefined} */ (req.headers["x-service-timestamp"]);
-    const result = verifyDelivery(raw, { signature, timestamp }, { secret: opts.secret, now });
-    if (!result.ok) return reply(401, { error: result.reason });
+    const result = await verifyWebhook(raw, req.headers, opts.secret, { now: now() });
+    if (!result.ok) return reply(401, { error: result.error });
     if (!replays.firstSight(result.signature, result.event.timestamp, now())) return reply(409, { error: "replayed" });
 
     const handler = opts.handlers[result.event.event];
