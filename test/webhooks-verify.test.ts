@@ -46,7 +46,7 @@ describe("verifyWebhook (tenantd/webhooks)", () => {
     const [r] = received;
     const now = sentAt(r!.headers);
     // A string body and a Fetch Headers object work the same as bytes and Node's headers.
-    const headers = new Headers(Object.entries(r!.headers).map(([k, v]) => [k, String(v)]));
+    const headers = new Headers(Object.entries(r!.headers).map(([k, v]): [string, string] => [k, String(v)]));
     expect((await verifyWebhook(r!.raw.toString("utf8"), headers, secret, { now })).ok).toBe(true);
 
     for (let i = 0; i < r!.raw.length; i += Math.ceil(r!.raw.length / 7)) {
