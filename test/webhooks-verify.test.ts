@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { verifyWebhook } from "../src/webhooks/verify.ts";
 import { buildOpenApiDocument } from "../src/openapi/document.ts";
 import { developerSession, signupTenant, startBackend } from "./_helpers.ts";
@@ -33,6 +34,7 @@ describe("verifyWebhook (tenantd/webhooks)", () => {
     }
     // Each body is what the OpenAPI document's `webhooks` entry for its event describes.
     const ajv = new Ajv2020({ strict: false });
+    addFormats.default(ajv);
     ajv.addSchema({ ...buildOpenApiDocument(), $id: "tenantd" });
     for (const e of events) {
       const validate = ajv.getSchema(`tenantd#/webhooks/${e.event}/post/requestBody/content/application~1json/schema`)!;
