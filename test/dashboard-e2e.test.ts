@@ -14,10 +14,12 @@ import { attachJsonClientErrors } from "../src/http/node-errors.ts";
 import { computeSignature } from "../src/webhooks/sign.ts";
 import { TEST_ARGON2, buildRequest, testClock, toReply } from "./_helpers.ts";
 import { launchBrowser } from "./_browser.ts";
+import { mailerFor } from "../src/email/mailer.ts";
 
 const SHOTS = join(process.cwd(), "test-results", "dashboard");
 const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true };
+// Width only: switching isMobile or hasTouch makes puppeteer reload the page.
+const PHONE = { width: 390, height: 844 };
 
 interface Delivery {
   raw: Buffer;
@@ -281,6 +283,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await go(`/apps/${state.appId}/tenants/${state.target.id}`);
     await click("button::-p-text(Resend verification)");
     await seeText("Verification email sent by tenantd.");
+    await mailerFor(backend.core).idle();
     await go(`/apps/${state.appId}/outbox`);
     await seeText("zoe.target@example.org");
     await shot("outbox");
