@@ -56,6 +56,9 @@ describe("dashboard over HTTP", () => {
     expect(missing.body.error).toBe("not_found");
     const traversal = await t.request("GET", "/_/assets/..%2F..%2Fsecurity.ts");
     expect(traversal.status).toBe(404);
+    const malformed = await t.request("GET", "/_/assets/%E0%A4%A.js");
+    expect(malformed.status).toBeLessThan(500);
+    expect(malformed.body.error).toMatch(/not_found|invalid_request/);
   });
 
   it("first run: tells the exact CLI command and has no sign-up", async () => {

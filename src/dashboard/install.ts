@@ -22,13 +22,21 @@ export function installDashboard(h3: H3, core: Core): void {
   // h3 matches `/_` and `/_/` alike; relative asset URLs need the slash.
   h3.get(path, (event) => (event.url.pathname.endsWith("/") ? sendAsset(event, index) : redirectTo(event, `${event.url.pathname}/`)));
   h3.get(`${path}/assets/**`, (event) => {
-    const name = decodeURIComponent(event.url.pathname.slice(event.url.pathname.lastIndexOf(`${path}/assets/`) + path.length + 8));
-    const asset = assets.get(name);
-    if (!asset || name === "index.html") throw fail("not_found", `No dashboard asset ${name}.`);
+    const name = safeDecode(event.url.pathname.slice(event.url.pathname.lastIndexOf(`${path}/assets/`) + path.length + 8));
+    const asset = name === undefined ? undefined : assets.get(name);
+    if (!asset || name === "index.html") throw fail("not_found", `No dashboard asset ${name ?? "with that name"}.`);
     return sendAsset(event, asset);
   });
   registerSessionRoutes(h3, core, path);
   h3.all(`${path}/api/**`, (event) => forwardToAdminApi(h3, core, path, event));
+}
+
+function safeDecode(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return undefined;
+  }
 }
 
 function redirectTo(event: H3Event, location: string): Response {

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { resolve } from "node:path";
 import type { H3, H3Event } from "h3";
 import type { Core } from "../core.ts";
 import { readJson } from "../http/body.ts";
@@ -16,8 +17,9 @@ const SignInBody = v.object({
 /** The command that creates the first developer, as the person should type it. */
 export function firstDeveloperCommand(core: Core): string {
   const dir = core.config.dataDir;
-  const cwdDefault = `${process.cwd()}/.tenantd`;
-  return `npx tenantd developer create --email you@example.com${dir === cwdDefault ? "" : ` --data-dir ${JSON.stringify(dir)}`}`;
+  // The CLI's own default: ./.tenantd under the folder the command runs in.
+  const isDefault = dir === resolve(".tenantd") && !process.env.TENANTD_DATA_DIR;
+  return `npx tenantd developer create --email you@example.com${isDefault ? "" : ` --data-dir ${JSON.stringify(dir)}`}`;
 }
 
 /** The dashboard's signed-in developer, from the session cookie. */

@@ -76,6 +76,8 @@ function PlanCard({ app, plan, onChanged }) {
 export function PlansPage({ app }) {
   const plans = useLoad(() => api("GET", `admin/apps/${app.id}/plans?archived=true`), [app.id]);
   const [rows, setRows] = useState([]);
+  // A new key remounts the form: its fields return to their defaults after a create.
+  const [formKey, setFormKey] = useState(0);
   const create = useAction();
   const submit = (e) => {
     e.preventDefault();
@@ -89,7 +91,7 @@ export function PlansPage({ app }) {
         interval: f.get("interval"),
         entitlements: fromRows(rows),
       });
-      e.target.reset();
+      setFormKey((k) => k + 1);
       setRows([]);
       plans.reload();
     });
@@ -99,8 +101,8 @@ export function PlansPage({ app }) {
     <${Loaded} state=${plans}>${(d) =>
       d.plans.length === 0
         ? html`<${Empty}><p>No plans yet. Create one below; tenants get its entitlements when they subscribe, or when you gift it.</p><//>`
-        : html`<ul class="cards">${d.plans.map((p) => html`<${PlanCard} key=${p.id + p.updatedAt} app=${app} plan=${p} onChanged=${plans.reload} />`)}</ul>`}<//>
-    <form class="card" onSubmit=${submit} aria-label="Create a plan">
+        : html`<ul class="cards wide">${d.plans.map((p) => html`<${PlanCard} key=${p.id + p.updatedAt} app=${app} plan=${p} onChanged=${plans.reload} />`)}</ul>`}<//>
+    <form class="card" key=${formKey} onSubmit=${submit} aria-label="Create a plan">
       <h2>Create a plan</h2>
       <div class="grid">
         <${Field} label="Plan name"><input name="name" required /><//>
