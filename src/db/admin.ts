@@ -60,8 +60,10 @@ export function createAdminRepo(db: SqliteDb) {
       const where = ["t.app_id = ?"];
       const params: (string | number)[] = [appId];
       if (s.email) {
-        where.push("t.email LIKE ? ESCAPE '\\'");
-        params.push(`%${s.email.replace(/[\\%_]/g, (c) => "\\" + c)}%`);
+        // Emails are stored lower-case and the search is lower-cased: instr is a plain
+        // substring test, with no LIKE wildcards to escape.
+        where.push("instr(t.email, ?) > 0");
+        params.push(s.email);
       }
       if (s.verified !== undefined) where.push(s.verified ? "t.email_verified_at IS NOT NULL" : "t.email_verified_at IS NULL");
       if (s.createdFrom !== undefined) {
@@ -77,7 +79,12 @@ export function createAdminRepo(db: SqliteDb) {
         params.push(s.planId, s.now);
       }
       const from = `FROM tenants t WHERE ${where.join(" AND ")}`;
-      const rows = prepared(`SELECT t.* ${from} ORDER BY ${ORDER[s.sort]} LIMIT ? OFFSET ?`).all(...params, s.limit, s.offset) as Parameters<typeof toTenant>[0][];
+      // The page is chosen on the index alone (rowids), then only its rows are read.
+      const rows = prepared(`SELECT t.* FROM tenants t WHERE t.rowid IN (SELECT t.rowid ${from} ORDER BY ${ORDER[s.sort]} LIMIT ? OFFSET ?) ORDER BY ${ORDER[s.sort]}`).all(
+        ...params,
+        s.limit,
+        s.offset,
+      ) as Parameters<typeof toTenant>[0][];
       const total = (prepared(`SELECT COUNT(*) AS n ${from}`).get(...params) as { n: number }).n;
       return { tenants: rows.map(toTenant), total };
     },
