@@ -14,8 +14,11 @@ import { attachJsonClientErrors } from "../src/http/node-errors.ts";
 import { computeSignature } from "../src/webhooks/sign.ts";
 import { TEST_ARGON2, buildRequest, testClock, toReply } from "./_helpers.ts";
 import { launchBrowser } from "./_browser.ts";
+import { BOUNDARY, multipart } from "./files-helpers.ts";
 import { mailerFor } from "../src/email/mailer.ts";
 
+// A 1×1 PNG, for the file preview.
+const PNG_1PX = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
 const SHOTS = join(process.cwd(), "test-results", "dashboard");
 const DESKTOP = { width: 1280, height: 860 };
 // Width only: switching isMobile or hasTouch makes puppeteer reload the page.
@@ -203,6 +206,12 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       expect(res.status, res.text).toBe(201);
     }
     expect((await call("POST", "/api/v1/data/notes", { bearer, body: { data: { slug: "note-1" } } })).status).toBe(409);
+    const upload = await call("POST", "/api/v1/files/upload", {
+      bearer,
+      raw: multipart([{ filename: "dot.png", type: "image/png", data: PNG_1PX }]),
+      headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
+    });
+    expect(upload.status, upload.text).toBe(201);
 
     await go(`/apps/${state.appId}/tenants`);
     await seeText("Page 1 of 20 (500 in all)");
@@ -245,6 +254,8 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     expect(ents.replace(/\s+/g, " ").trim()).toBe("pro true projects 10");
     const me = await call("GET", "/api/v1/billing/entitlements", { bearer: { accessToken: state.target.accessToken, appId: state.appId } });
     expect(me.body).toMatchObject({ entitlements: { pro: true, projects: 10 } });
+    // The image preview loads through the dashboard under its CSP.
+    await page.waitForFunction(() => (document.querySelector(".files img") as HTMLImageElement | null)?.naturalWidth === 1, { timeout: 10_000 });
     await shot("tenant");
   });
 
@@ -385,6 +396,17 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await other.goto(`${dash}#/apps/${state.appId}/tenants`);
     await seeText(`No app ${state.appId} among your apps.`, other);
     await context.close();
+  });
+
+  it("deletes an app only after its name is typed", async () => {
+    await go(`/apps/${state.appId}`);
+    await click("button::-p-text(Delete app…)");
+    await page.waitForSelector("dialog[open]");
+    await fill("dialog input[name=confirm]", "Shop?");
+    expect(await page.$eval("dialog button[type=submit]", (b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    await confirmDialog("Shop");
+    await seeText("Create an app");
+    expect((await backend.admin.listApps()).map((a) => a.name)).not.toContain("Shop");
   });
 
   it("signs out, and the old session cookie no longer works", async () => {
