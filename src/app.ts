@@ -9,6 +9,7 @@ import { ensureDefaultApp } from "./bootstrap.ts";
 import { createAdminApi, type AdminApi } from "./admin/api.ts";
 import type { AppRow } from "./db/apps.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { installDashboard } from "./dashboard/install.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -35,6 +36,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     h3.use(defineCorsMiddleware(core));
     const { router, finish } = createRouter(h3);
     registerAreaRoutes(router, core);
+    installDashboard(h3, core);
     finish();
     const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
     startMaintenance(core);

@@ -42,6 +42,8 @@ export interface TenantBackendConfig {
   stripeApi?: { host: string; port: number; protocol: "http" | "https" };
   /** On an empty database, create a default app and print its credentials. Default true. */
   bootstrap?: boolean;
+  /** The developer dashboard (docs/dashboard.md): `false` turns it off; `path` moves it. Default `{ path: "/_" }`. */
+  dashboard?: false | { path?: string };
   /** Injected clock (ms since epoch); tests use it to expire tokens without sleeping. */
   clock?: Clock;
   /** A logger, or the level for the built-in stderr logger. Default "info". */
@@ -98,6 +100,7 @@ export interface ResolvedConfig {
   devBilling: boolean;
   stripeApi: TenantBackendConfig["stripeApi"];
   bootstrap: boolean;
+  dashboard: false | { path: string };
   clock: Clock;
   log: Logger;
 }
@@ -128,6 +131,7 @@ const ConfigSchema = v.strictObject({
   devBilling: v.optional(v.boolean()),
   stripeApi: v.optional(v.strictObject({ host: v.string(), port: positiveInt, protocol: v.picklist(["http", "https"]) })),
   bootstrap: v.optional(v.boolean()),
+  dashboard: v.optional(v.union([v.literal(false), v.strictObject({ path: v.optional(v.pipe(v.string(), v.regex(/^(\/[A-Za-z0-9_~.-]+)+\/?$/, 'must be a path like "/_" or "/admin/dashboard"'))) })])),
   clock: v.optional(v.custom<Clock>((f) => typeof f === "function", "must be a function returning ms since epoch")),
   logger: v.optional(v.union([v.picklist(["silent", "error", "info"]), v.custom<Logger>((l) => typeof l === "object" && l !== null && "error" in l, "must be a logger or a level")])),
 });
@@ -206,6 +210,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
     devBilling: c.devBilling ?? (env.TENANTD_DEV_BILLING !== undefined ? /^(1|true)$/i.test(env.TENANTD_DEV_BILLING) : env.NODE_ENV !== "production"),
     stripeApi: c.stripeApi,
     bootstrap: c.bootstrap ?? true,
+    dashboard: c.dashboard === false ? false : { path: (c.dashboard?.path ?? "/_").replace(/\/+$/, "") },
     clock: c.clock ?? systemClock,
     log,
   };

@@ -7,6 +7,7 @@ import { billingSchema } from "./schema/billing.ts";
 import { webhooksSchema } from "./schema/webhooks.ts";
 import { familySchema } from "./schema/family.ts";
 import { oauthSchema } from "./schema/oauth.ts";
+import { adminSchema } from "./schema/admin.ts";
 
 export interface Migration {
   version: number;
@@ -27,6 +28,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: "webhooks", sql: webhooksSchema },
   { version: 7, name: "family", sql: familySchema },
   { version: 8, name: "oauth", sql: oauthSchema },
+  { version: 9, name: "admin-indexes", sql: adminSchema },
 ];
 
 export function migrate(db: Database.Database, migrations: Migration[] = MIGRATIONS): number[] {

@@ -62,7 +62,7 @@ interface RawEvent {
   created_at: number;
 }
 
-interface RawDelivery {
+export interface RawDelivery {
   id: string;
   app_id: string;
   event: string;
@@ -94,7 +94,7 @@ const toEvent = (r: RawEvent): QueuedEvent => ({
   createdAt: r.created_at,
 });
 
-const toDelivery = (r: RawDelivery): DeliveryRow => ({
+export const toDelivery = (r: RawDelivery): DeliveryRow => ({
   id: r.id,
   appId: r.app_id,
   event: r.event,

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
-import type { DeliveryRow } from "../db/webhooks.ts";
+import type { DeliveryRow, DeliveryStatus } from "../db/webhooks.ts";
 import { toIso } from "../clock.ts";
 
 const wholeNumber = (min: number, max: number, dflt: number) =>
@@ -16,7 +16,11 @@ const wholeNumber = (min: number, max: number, dflt: number) =>
     String(dflt),
   );
 
-export const DeliveryListQuery = v.object({ limit: wholeNumber(1, 1000, 50), offset: wholeNumber(0, Number.MAX_SAFE_INTEGER, 0) });
+export const DeliveryListQuery = v.object({
+  limit: wholeNumber(1, 1000, 50),
+  offset: wholeNumber(0, Number.MAX_SAFE_INTEGER, 0),
+  status: v.optional(v.picklist(["sending", "delivered", "failed", "invalid_config"], "must be sending, delivered, failed or invalid_config")),
+});
 
 export const toPublicDelivery = (d: DeliveryRow) => ({
   id: d.id,
@@ -34,7 +38,7 @@ export const toPublicDelivery = (d: DeliveryRow) => ({
 export type PublicDelivery = ReturnType<typeof toPublicDelivery>;
 
 /** The delivery log, newest event first, plus how many events still wait in the queue. */
-export async function listDeliveries(core: Core, app: AppRow, page: { limit: number; offset: number }) {
-  const { deliveries, total } = await core.db.webhooks.listDeliveries(app.id, page.limit, page.offset);
+export async function listDeliveries(core: Core, app: AppRow, page: { limit: number; offset: number; status?: DeliveryStatus }) {
+  const { deliveries, total } = await core.db.admin.deliveries(app.id, page.status, page.limit, page.offset);
   return { deliveries: deliveries.map(toPublicDelivery), total, queued: await core.db.webhooks.queuedCount(app.id), limit: page.limit, offset: page.offset };
 }
