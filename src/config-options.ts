@@ -48,6 +48,20 @@ export function describeSource(s: Source | undefined): string {
   }
 }
 
+/** The option as the person wrote it: the flag, the variable, or the key in the file or object. */
+function nameIn(row: OptionRow, source: Source): string {
+  switch (source.kind) {
+    case "flag":
+      return source.name;
+    case "env":
+      return `environment variable ${source.name} (option ${row.path})`;
+    case "file":
+      return `option ${row.path} in config file ${source.name}`;
+    default:
+      return `option ${row.path}`;
+  }
+}
+
 const httpUrl = (s: string) => /^https?:\/\/[^\s]+$/i.test(s) && URL.canParse(s);
 
 function schemaOf(kind: OptionKind): v.GenericSchema {
@@ -80,7 +94,7 @@ function expects(row: OptionRow, raw: boolean): string {
     case "count":
       return "a whole number of at least 1";
     case "port":
-      return "a port number from 0 to 65535";
+      return "a number from 0 to 65535";
     case "boolean":
       return raw ? "true or false (also 1/0, yes/no, on/off)" : "true or false";
     default:
@@ -139,7 +153,7 @@ export function collectOptions(
     const ok = v.safeParse(schemaOf(row.kind), value).success && (!row.check || row.check.test(value));
     if (!ok) {
       const shown = row.secret ? "(hidden)" : JSON.stringify(raw);
-      throw fail(`${row.path} (${describeSource(source)}) must be ${expects(row, fromText)}; got ${shown}.`);
+      throw fail(`${nameIn(row, source)} must be ${expects(row, fromText)}; got ${shown}.`);
     }
     values.set(row.path, { value, source });
   };

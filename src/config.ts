@@ -132,7 +132,7 @@ export const OPTIONS: OptionRow[] = [
   { path: "publicUrl", kind: "url", env: "TENANTD_PUBLIC_URL", flag: "public-url", default: "the address served (serve), http://localhost:3000 (library)", doc: "Base URL clients reach the server at, used in every link it hands out. Include a mount prefix." },
   { path: "mode", kind: ["development", "production"], env: "TENANTD_MODE", flag: "mode", default: "production if NODE_ENV=production, else development", doc: "Production: no development outbox or billing unless chosen, no token-bearing links in logs, mail transport required. `serve --production` is short for `--mode production`." },
   { path: "port", kind: "port", env: "PORT", flag: "port", default: "3000", doc: "`serve` only: port to listen on; 0 picks a free one. The port asked for or nothing." },
-  { path: "host", kind: "string", env: "HOST", flag: "host", default: "localhost", doc: "`serve` only: interface to listen on (`0.0.0.0` for every interface, e.g. in a container)." },
+  { path: "host", kind: "string", env: "HOST", flag: "host", default: "localhost", doc: "`serve` only: interface to listen on (`0.0.0.0` for every interface, as in a container)." },
   { path: "maxJsonBytes", kind: "count", env: "TENANTD_MAX_JSON_BYTES", default: "1048576", doc: "Largest JSON request body (bytes), counted while streaming: larger is 413." },
   { path: "argon2.memoryCost", kind: "count", env: "TENANTD_ARGON2_MEMORY_COST", default: "19456", doc: "argon2id memory in KiB (OWASP). Lower only in tests." },
   { path: "argon2.timeCost", kind: "count", env: "TENANTD_ARGON2_TIME_COST", default: "2", doc: "argon2id iterations." },
@@ -163,7 +163,7 @@ export const OPTIONS: OptionRow[] = [
 ];
 
 /** Options only code can give (objects and functions): checked here, named in plain words. */
-const CODE_ONLY: Record<string, { schema: v.GenericSchema; expects: string }> = {
+export const CODE_ONLY: Record<string, { schema: v.GenericSchema; expects: string }> = {
   storage: { schema: v.custom<Driver>((d) => typeof d === "object" && d !== null && "getItem" in d), expects: "must be an unstorage driver (an object with getItem, setItem, …)" },
   clock: { schema: v.custom<Clock>((f) => typeof f === "function"), expects: "must be a function returning ms since the epoch" },
   stripeApi: {

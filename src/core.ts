@@ -11,6 +11,7 @@ import type { Clock } from "./clock.ts";
 import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
 import type { Logger } from "./log.ts";
 import { installAreas } from "./areas.ts";
+import { checkpointWal } from "./db/operations.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -55,6 +56,7 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
       closed = true;
       for (const fn of closers.reverse()) await fn();
       await core.storage.dispose();
+      checkpointWal(sqlite);
       sqlite.close();
     },
   };
