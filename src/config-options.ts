@@ -158,7 +158,7 @@ export function collectOptions(
     values.set(row.path, { value, source });
   };
 
-  const walk = (obj: Record<string, unknown>, prefix: string, source: Source, label: string) => {
+  const walk = (obj: Record<string, unknown>, prefix: string, source: Source) => {
     for (const [key, val] of Object.entries(obj)) {
       if (val === undefined) continue;
       const path = prefix ? `${prefix}.${key}` : key;
@@ -171,7 +171,7 @@ export function collectOptions(
         continue;
       }
       if (parents.has(path) && isPlainObject(val)) {
-        walk(val, path, source, label);
+        walk(val, path, source);
         continue;
       }
       const row = byPath.get(path);
@@ -181,7 +181,7 @@ export function collectOptions(
       }
       const near = [...byPath.keys(), ...Object.keys(codeOnly)].filter((p) => editDistance(p.toLowerCase(), path.toLowerCase()) <= 2);
       const hint = near.length ? ` Did you mean ${near.join(" or ")}?` : " The options are listed in docs/configuration.md and by `tenantd config print`.";
-      throw fail(`unknown option ${path} in ${label}.${hint}`);
+      throw fail(`unknown option ${path} in ${describeSource(source)}.${hint}`);
     }
   };
 
@@ -197,7 +197,7 @@ export function collectOptions(
         if (raw !== undefined && raw !== "") accept(row, raw, { kind: "flag", name: `--${row.flag}` });
       }
     } else {
-      walk(layer.values, "", { kind: layer.kind, name: layer.label }, layer.label);
+      walk(layer.values, "", { kind: layer.kind, name: layer.label });
     }
   }
   return { get: (p) => values.get(p)?.value, sourceOf: (p) => values.get(p)?.source, code };
