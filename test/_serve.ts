@@ -70,7 +70,7 @@ export function spawnCli(args: string[], env: Record<string, string> = {}, cwd?:
 /** `tenantd serve --port 0` on `dataDir`, resolved once it listens and has printed its banner. */
 export async function serve(dataDir: string, args: string[] = [], env: Record<string, string> = {}, cwd?: string): Promise<Served> {
   const s = spawnCli(["serve", "--port", "0", "--data-dir", dataDir, ...args], { ...TEST_ARGON2_ENV, ...env }, cwd);
-  await s.waitFor(/^(email|billing|apps):.*$/m);
+  await s.waitFor(/developer create --email|^apps: .*$/m);
   const url = /listening on (\S+)/.exec(s.stdout())![1]!;
   return Object.assign(s, { url });
 }
