@@ -57,6 +57,7 @@ export async function createBackup(dataDir: string, target: string, opts: { incl
         if (pct >= last + 25 || done === total) opts.progress(`backup: database ${pct}% (${done}/${total} pages)`);
         last = pct;
       });
+      opts.progress(`backup: database snapshot taken (${statSync(snapshot).size} bytes)`);
     } finally {
       db.close();
     }
@@ -133,7 +134,13 @@ export async function restoreBackup(archive: string, dataDir: string, opts: { fo
     const manifestPath = join(staging, MANIFEST);
     if (!existsSync(manifestPath) || !existsSync(join(staging, "tenantd.db"))) throw new Error(`${archive} is not a tenantd backup archive (no ${MANIFEST} or tenantd.db in it)`);
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
-    const { integrity, counts } = inspectDatabase(join(staging, "tenantd.db"));
+    let inspected;
+    try {
+      inspected = inspectDatabase(join(staging, "tenantd.db"));
+    } catch (e) {
+      throw new Error(`the database in ${archive} cannot be opened (${(e as Error).message}); nothing was restored.`);
+    }
+    const { integrity, counts } = inspected;
     if (integrity !== "ok") throw new Error(`the database in ${archive} fails SQLite's integrity check (${integrity}); nothing was restored.`);
     rmSync(manifestPath);
     if (existsSync(dataDir)) rmSync(dataDir, { recursive: true, force: true });
