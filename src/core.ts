@@ -10,7 +10,7 @@ import { createHooks, type Hooks } from "./hooks.ts";
 import type { Clock } from "./clock.ts";
 import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
 import type { Logger } from "./log.ts";
-import { installAreas } from "./areas.ts";
+import { installAreas } from "./area-install.ts";
 import { checkpointWal } from "./db/operations.ts";
 
 /**
