@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPTIONS } from "../src/config.ts";
 import type { OptionRow } from "../src/config-options.ts";
@@ -110,6 +110,20 @@ describe("one configuration surface: file, TENANTD_* env, flags", () => {
 
     const fromFlag = await serve(dataDir, ["--public-url", "https://from-flag.example"], { TENANTD_PUBLIC_URL: "https://from-env.example" }, cwd);
     expect(fromFlag.stdout()).toContain("public URL (used in links): https://from-flag.example");
+  });
+
+  it("docs/configuration.md has one table row per option, with its env var, flag and default", () => {
+    const page = readFileSync(new URL("../docs/configuration.md", import.meta.url), "utf8");
+    const doc = page.slice(page.indexOf("## Options"), page.indexOf("\n## ", page.indexOf("## Options") + 1));
+    const rows = new Map([...doc.matchAll(/^\| `([\w.]+)` \|(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+    for (const row of OPTIONS) {
+      expect(rows.has(row.path), row.path).toBe(true);
+      const line = rows.get(row.path)!;
+      expect(line).toContain(`\`${row.env}\``);
+      if (row.flag) expect(line).toContain(`\`--${row.flag}\``);
+      expect(line).toContain(row.default.replace(/\|/g, "\\|"));
+    }
+    expect([...rows.keys()].filter((p) => !OPTIONS.some((r) => r.path === p))).toEqual([]);
   });
 
   it("reads a TypeScript config file", async () => {
