@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createTenantBackend, type TenantBackendConfig } from "../src/index.ts";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { mailerFor } from "../src/email/mailer.ts";
+import { enqueueEvent } from "../src/webhooks/events.ts";
 import { buildRequest, tempDir, TEST_ARGON2 } from "./_helpers.ts";
 
 type Line = { level: string; message: string; fields?: Record<string, unknown> };
@@ -48,6 +51,31 @@ describe("a custom logger", () => {
       expect(text).not.toMatch(/token=[A-Za-z0-9_-]{8,}/);
       expect(lines.find((l) => l.message.startsWith("email (outbox)"))?.fields?.requestId).toBe("rid-7");
       expect(lines).toContainEqual(expect.objectContaining({ level: "info", message: "request", fields: expect.objectContaining({ route: "/api/v1/auth/signup", status: 201, requestId: "rid-7" }) }));
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("failed webhook deliveries and email transport failures are warnings", async () => {
+    const { lines, logger } = recordingLogger();
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, "127.0.0.1", () => {
+        const port = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(port));
+      });
+    });
+    const b = await backend({ logger, webhooks: { allowInsecure: true }, email: { transport: "smtp", smtp: { host: "127.0.0.1", port: closed, ignoreTLS: true } } });
+    try {
+      const app = b.defaultApp!;
+      await b.admin.setWebhookUrl(app.id, `http://127.0.0.1:${closed}/hook`);
+      await enqueueEvent(b.core, { appId: app.id, event: "tenant.deleted", tenantId: "ten_x", email: "gone@example.com", payload: { reason: "self" } });
+      const res = await b.fetch(buildRequest("http://x", "POST", "/api/v1/auth/signup", { key: app.publishableKey, body: { email: "w@example.com", password: "a long password" } }));
+      expect(res.status).toBe(201);
+      await mailerFor(b.core).idle();
+      for (let i = 0; i < 100 && !lines.some((l) => l.message === "webhook delivery failed"); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(lines).toContainEqual(expect.objectContaining({ level: "warn", message: "webhook delivery failed", fields: expect.objectContaining({ event: "tenant.deleted", appId: app.id, outcome: "failed" }) }));
+      expect(lines).toContainEqual(expect.objectContaining({ level: "warn", message: "email not sent", fields: expect.objectContaining({ to: "w@example.com", transport: "smtp" }) }));
     } finally {
       await b.close();
     }

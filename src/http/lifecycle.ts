@@ -79,6 +79,14 @@ export function defineLifecycleMiddleware(core: Core, lifecycle: Lifecycle): Mid
     try {
       return await requestContext.run({ requestId }, async () => {
         const response = await toResponse(await next(), event);
+        // A handler's own Response (a file, a redirect) carries the id too.
+        if (!response.headers.has("x-request-id")) {
+          try {
+            response.headers.set("x-request-id", requestId);
+          } catch {
+            // immutable headers (a proxied Response): the id is still in the logs
+          }
+        }
         if (core.config.accessLog) {
           const route = (event.context.matchedRoute as { route?: string } | undefined)?.route;
           // Probes come every few seconds: their lines are debug, so they do not drown the rest.
