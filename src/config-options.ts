@@ -1,7 +1,7 @@
 import * as v from "valibot";
 
 /** How a value is written and checked. A list of strings is a choice among them. */
-export type OptionKind = "string" | "url" | "count" | "port" | "boolean" | "switch" | readonly string[];
+export type OptionKind = "string" | "url" | "count" | "port" | "boolean" | "switch" | "list" | readonly string[];
 
 /** One row of the options table in config.ts. */
 export interface OptionRow {
@@ -78,6 +78,8 @@ function schemaOf(kind: OptionKind): v.GenericSchema {
     case "boolean":
     case "switch":
       return v.boolean();
+    case "list":
+      return v.array(v.pipe(v.string(), v.minLength(1)));
   }
   throw new Error(`unknown option kind ${String(kind)}`);
 }
@@ -97,6 +99,8 @@ function expects(row: OptionRow, raw: boolean): string {
       return "a number from 0 to 65535";
     case "boolean":
       return raw ? "true or false (also 1/0, yes/no, on/off)" : "true or false";
+    case "list":
+      return raw ? "a comma-separated list, such as 10.0.0.0/8,192.168.1.1" : "a list of non-empty texts";
     default:
       return raw ? "false (also 0, no, off) to turn it off, or true" : "false to turn it off, or an object of its settings";
   }
@@ -109,6 +113,7 @@ const FALSE = /^(0|false|no|off)$/i;
 function coerce(kind: OptionKind, raw: unknown): unknown {
   if (typeof raw !== "string") return raw;
   if (kind === "count" || kind === "port") return /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (kind === "list") return raw.split(",").map((x) => x.trim()).filter(Boolean);
   if (kind === "boolean" || kind === "switch") return TRUE.test(raw.trim()) ? true : FALSE.test(raw.trim()) ? false : raw;
   return raw;
 }

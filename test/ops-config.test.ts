@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPTIONS } from "../src/config.ts";
-import type { OptionRow } from "../src/config-options.ts";
+import { collectOptions, type OptionRow } from "../src/config-options.ts";
 import { tempDir } from "./_helpers.ts";
 import { serve, spawnCli } from "./_serve.ts";
 
 type Layer = "file" | "env" | "flag";
 
 /** A valid value of the option's kind, different per layer, so the winner is visible. */
-function sample(row: OptionRow, layer: Layer): string | number | boolean {
+function sample(row: OptionRow, layer: Layer): string | number | boolean | string[] {
   const i = { file: 0, env: 1, flag: 2 }[layer];
   if (typeof row.kind !== "string") return row.kind[i % row.kind.length]!;
   switch (row.kind) {
@@ -24,6 +24,8 @@ function sample(row: OptionRow, layer: Layer): string | number | boolean {
       return i % 2 === 0;
     case "switch":
       return false;
+    case "list":
+      return [`${layer}-a`]; // one entry: the same as text in env and flags
   }
   throw new Error(String(row.kind));
 }
@@ -124,6 +126,23 @@ describe("one configuration surface: file, TENANTD_* env, flags", () => {
       expect(line).toContain(row.default.replace(/\|/g, "\\|"));
     }
     expect([...rows.keys()].filter((p) => !OPTIONS.some((r) => r.path === p))).toEqual([]);
+  });
+
+  it("a list option takes a comma-separated value from env or flag and an array from a file", () => {
+    const row: OptionRow = { path: "proxies", kind: "list", env: "X_PROXIES", flag: "proxies", default: "none", doc: "" };
+    const fail = (m: string) => new Error(m);
+    const fromEnv = collectOptions([row], {}, [{ kind: "env", env: { X_PROXIES: "10.0.0.0/8, 192.168.1.1,," } }], fail);
+    expect(fromEnv.get("proxies")).toEqual(["10.0.0.0/8", "192.168.1.1"]);
+    const fromFile = collectOptions([row], {}, [{ kind: "file", label: "f.json", values: { proxies: ["::1"] } }], fail);
+    expect(fromFile.get("proxies")).toEqual(["::1"]);
+    expect(() => collectOptions([row], {}, [{ kind: "file", label: "f.json", values: { proxies: "10.0.0.1" } }], fail)).toThrow("option proxies in config file f.json must be a list of non-empty texts");
+  });
+
+  it("NODE_ENV=production chooses production mode when nothing else does, and config print says so", async () => {
+    const printed = await configPrint(tempDir(), { NODE_ENV: "production" });
+    expect(printed.options.find((o) => o.option === "mode")).toMatchObject({ value: "production", source: "environment variable NODE_ENV" });
+    const flagWins = await configPrint(tempDir(), { NODE_ENV: "production" }, ["--mode", "development"]);
+    expect(flagWins.options.find((o) => o.option === "mode")).toMatchObject({ value: "development", source: "flag --mode" });
   });
 
   it("reads a TypeScript config file", async () => {
