@@ -10,7 +10,8 @@ import { createHooks, type Hooks } from "./hooks.ts";
 import type { Clock } from "./clock.ts";
 import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
 import type { Logger } from "./log.ts";
-import { installAreas } from "./areas.ts";
+import { installAreas } from "./area-install.ts";
+import { checkpointWal } from "./db/operations.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -55,6 +56,7 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
       closed = true;
       for (const fn of closers.reverse()) await fn();
       await core.storage.dispose();
+      checkpointWal(sqlite);
       sqlite.close();
     },
   };

@@ -16,6 +16,9 @@ export const main = defineCommand({
     tenant: () => import("./tenant.ts").then((m) => m.default),
     plan: () => import("./plan.ts").then((m) => m.default),
     billing: () => import("./billing.ts").then((m) => m.default),
+    config: () => import("./config.ts").then((m) => m.default),
+    backup: () => import("./backup.ts").then((m) => m.default),
+    restore: () => import("./restore.ts").then((m) => m.default),
   },
 });
 

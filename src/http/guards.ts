@@ -14,6 +14,7 @@ export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
     const hint = key.startsWith("sk_") ? " This is the app's secret key: it goes in x-service-secret, and only from your server." : "";
     throw fail("unauthorized", `Unknown x-service-key: check the app's publishable key (tenantd app show).${hint}`);
   }
+  (event.context as { appId?: string }).appId = app.id; // for the access log
   return app;
 }
 

@@ -58,6 +58,9 @@ export function startDispatcher(core: Core): Dispatcher {
       outcome = { status: "failed", url: null, statusCode: null, error: "internal error while preparing the delivery", durationMs: null, finishedAt: core.clock() };
     }
     await core.db.webhooks.finish(e.id, outcome);
+    if (outcome.status !== "delivered") {
+      core.log.warn("webhook delivery failed", { event: e.event, appId: e.appId, outcome: outcome.status, statusCode: outcome.statusCode, reason: outcome.error });
+    }
   }
 
   async function pass(): Promise<void> {
