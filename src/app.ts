@@ -9,6 +9,7 @@ import { ensureDefaultApp } from "./bootstrap.ts";
 import { createAdminApi, type AdminApi } from "./admin/api.ts";
 import type { AppRow } from "./db/apps.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { announceStart } from "./embed/startup.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -38,6 +39,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     finish();
     const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
     startMaintenance(core);
+    announceStart(core, config, defaultApp);
     return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, close: () => core.close() });
   } catch (e) {
     await core.close();

@@ -10,6 +10,7 @@ import { registerAccountRoutes } from "./account/routes.ts";
 import { registerOAuthRoutes } from "./oauth/routes.ts";
 import { registerInvitesRoutes } from "./invites/routes.ts";
 import { registerFamilyRoutes } from "./family/routes.ts";
+import { registerLandingRoute } from "./http/landing.ts";
 import { installAuth } from "./auth/install.ts";
 import { installData } from "./data/install.ts";
 import { installFiles } from "./files/install.ts";
@@ -46,4 +47,5 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerFamilyRoutes(router, core);
   registerWebhooksRoutes(router, core);
   registerAdminRoutes(router, core);
+  registerLandingRoute(router);
 }
