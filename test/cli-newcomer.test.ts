@@ -149,7 +149,8 @@ describe("CLI errors in CLI words", () => {
 
   it("prints no colour codes when stdout is not a terminal, or when NO_COLOR is set", async () => {
     // citty alone would colour this (it only knows NO_COLOR=1, TEST and CI, which are cleared here).
-    for (const env of [{ TEST: "", CI: "", TERM: "xterm" }, { TEST: "", CI: "", TERM: "xterm", NO_COLOR: "yes" }]) {
+    const cases: Record<string, string>[] = [{ TEST: "", CI: "", TERM: "xterm" }, { TEST: "", CI: "", TERM: "xterm", NO_COLOR: "yes" }];
+    for (const env of cases) {
       const help = await cli(["tenant", "list", "--help"], { env });
       expect(help.code).toBe(0);
       expect(help.stdout).toContain("--created-since");

@@ -124,3 +124,18 @@ describe("GET /", () => {
     }
   });
 });
+
+describe("the root route beside the 404/405 fallback", () => {
+  it("leaves other paths ending in a slash to the 404, and answers POST / with 405", async () => {
+    const backend = await createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2 });
+    try {
+      const post = await backend.fetch(new Request("http://localhost/api/v1/nothing/", { method: "DELETE" }));
+      expect(post.status).toBe(404);
+      const root = await backend.fetch(new Request("http://localhost/", { method: "POST" }));
+      expect(root.status).toBe(405);
+      expect(root.headers.get("allow")).toContain("GET");
+    } finally {
+      await backend.close();
+    }
+  });
+});

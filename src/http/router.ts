@@ -25,7 +25,8 @@ export function createRouter(app: H3) {
     if (method === "GET") app.on("HEAD", path, handler);
     // Suffix match: when a host mounts tenantd under a prefix, pathnames carry it.
     const source = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\\*\\\*$/, ".*").replace(/:[A-Za-z_]+/g, "[^/]+");
-    known.push({ pattern: new RegExp(`${source}/?$`), method });
+    // "/" as a suffix would match every path ending in a slash: the root is matched whole.
+    known.push({ pattern: path === "/" ? /^\/?$/ : new RegExp(`${source}/?$`), method });
     if (path !== "/") owned.push(new RegExp(`^${source}/?$`));
     return router;
   };
