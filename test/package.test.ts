@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -51,7 +51,12 @@ describe("the packed tarball in an empty project", () => {
   it("installs, type-checks strictly, and runs the README's Express app", { timeout: 150_000 }, async () => {
     const project = mkdtempSync(join(tmpdir(), "tenantd-pack-"));
     let server: ChildProcess | undefined;
-    try {
+    // Runs also when the test times out, so no server outlives it.
+    onTestFinished(() => {
+      server?.kill();
+      rmSync(project, { recursive: true, force: true });
+    });
+    {
       // dist/ is current (test/_build.ts); --ignore-scripts keeps pack from building again.
       await run("npm", ["pack", "--ignore-scripts", "--pack-destination", project], { cwd: root });
       const tgz = readdirSync(project).find((f) => f.endsWith(".tgz"))!;
@@ -149,9 +154,6 @@ await backend.close();
       const missing = await fetch(`${base}/api/v1/no-such-route`);
       expect(missing.status).toBe(404);
       expect(await missing.json()).toMatchObject({ error: "not_found" });
-    } finally {
-      server?.kill();
-      rmSync(project, { recursive: true, force: true });
     }
   });
 });

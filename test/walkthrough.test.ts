@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
@@ -53,7 +53,16 @@ describe("docs/walkthrough.md", () => {
     const serverScript = serverBlock.replace("npm install tenantd\n", "").replace("npx tenantd serve", `npx tenantd serve --port ${port}`);
     const spawnShell = (script: string) => spawn("bash", ["-c", prelude + script], { cwd, env: cleanEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const children: ChildProcess[] = [];
-    try {
+    // Each shell runs in its own process group: ending the group ends what it started (the
+    // server, the background receiver), also when the test fails or times out.
+    onTestFinished(() => {
+      for (const child of children) {
+        try {
+          process.kill(-child.pid!, "SIGTERM");
+        } catch {}
+      }
+    });
+    {
       const server = spawnShell(serverScript);
       children.push(server);
       let serverOut = "";
@@ -79,13 +88,6 @@ describe("docs/walkthrough.md", () => {
       expect(out).toContain('"count":1');
       expect(out).toContain('"limit":100');
       expect(out).toContain("(ada@example.com) deleted: self_delete");
-    } finally {
-      // Each shell was started in its own process group: this ends it and what it started.
-      for (const child of children) {
-        try {
-          process.kill(-child.pid!, "SIGTERM");
-        } catch {}
-      }
     }
   });
 });
