@@ -13,6 +13,7 @@ import { startMaintenance } from "./maintenance.ts";
 import { installDashboard } from "./dashboard/install.ts";
 import { createLifecycle, defineLifecycleMiddleware, type Lifecycle } from "./http/lifecycle.ts";
 import { registerHealthRoutes } from "./http/health.ts";
+import { announceStart } from "./embed/startup.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -62,6 +63,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     finish();
     const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
     startMaintenance(core);
+    announceStart(core, config, defaultApp);
     lifecycle.ready();
     let closing: Promise<void> | undefined;
     const close = () =>

@@ -11,6 +11,7 @@ import { registerOAuthRoutes } from "./oauth/routes.ts";
 import { registerInvitesRoutes } from "./invites/routes.ts";
 import { registerFamilyRoutes } from "./family/routes.ts";
 import { registerOpenApiRoutes } from "./openapi/routes.ts";
+import { registerLandingRoute } from "./http/landing.ts";
 
 /** Every area's HTTP routes. */
 export function registerAreaRoutes(router: Router, core: Core): void {
@@ -25,4 +26,5 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerWebhooksRoutes(router, core);
   registerAdminRoutes(router, core);
   registerOpenApiRoutes(router, core);
+  registerLandingRoute(router);
 }

@@ -1,4 +1,5 @@
 import { createServer } from "node:http";
+import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { verifyWebhook } from "tenantd/webhooks";
 import { createReplayGuard } from "./verify.mjs";
@@ -54,7 +55,8 @@ export function createReceiver(opts) {
 }
 
 // Run directly: WEBHOOK_SECRET=whsec_… PORT=4000 node examples/webhook-receiver/server.mjs
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// (real paths on both sides: under pnpm or npm link, node_modules/tenantd is a symlink)
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const secret = process.env.WEBHOOK_SECRET;
   if (!secret) {
     console.error("Set WEBHOOK_SECRET to the signing secret tenantd printed (tenantd webhook set / rotate).");

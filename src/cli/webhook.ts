@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
 import type { PublicDelivery } from "../webhooks/deliveries.ts";
-import { CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
+import { appArg, CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
 
-const appArg = { app: { type: "string", description: "App id or name", required: true, valueHint: "app" } } as const;
 
 const describeConfig = (c: { url: string | null; secretCreatedAt: string | null }) =>
   c.url === null ? "no webhook URL set (events are logged as invalid_config)" : [`url:            ${c.url}`, `secret created: ${c.secretCreatedAt}`].join("\n");

@@ -4,6 +4,7 @@ import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
 import { issueMessage } from "../tools/issue-message.ts";
 import { isPlainObject } from "../tools/merge-patch.ts";
+import { hostParsedBody } from "./host-body.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
 export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, where = "body"): v.InferOutput<S> {
@@ -71,6 +72,8 @@ function readNodeLimited(req: IncomingMessage, limit: number): Promise<string> {
 export async function readLimited(event: H3Event, limit: number): Promise<string> {
   const declared = event.req.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  const hostText = hostParsedBody(event, limit);
+  if (hostText !== undefined) return hostText;
   const nodeReq = unreadNodeRequest(event);
   if (nodeReq) return readNodeLimited(nodeReq, limit);
   const body = event.req.body;
