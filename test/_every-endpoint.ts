@@ -220,13 +220,41 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("PUT", `${admin}/event-webhook-config`, { developer: dev, body: { url: receiver.url } }, 200);
     await call("GET", `${admin}/event-webhook-config`, { developer: dev }, 200);
     await call("POST", `${admin}/event-webhook-config/rotate-secret`, { developer: dev }, 200);
+    await call("POST", `${admin}/event-webhook-config/test`, { developer: dev }, 202);
     await call("GET", `${admin}/tenants?email=alice&limit=5`, { developer: dev }, 200);
+    await call("GET", `${admin}/tenants?verified=true&sort=email&createdFrom=2020-01-01&plan=${plan.id}`, { developer: dev }, 200);
+    await call("GET", `${admin}/tenants?sort=age`, { developer: dev }, 400);
     await call("GET", `${admin}/tenants/${aliceId}`, { developer: dev }, 200);
     await call("GET", `${admin}/tenants/ten_nope`, { developer: dev }, 404);
+
+    // The dashboard's tenant page: overview, records, files (preview, delete), sign-out everywhere.
+    const tenantPage = `${admin}/tenants/${aliceId}`;
+    await call("GET", `${tenantPage}/overview`, { developer: dev }, 200);
+    await call("GET", `${admin}/tenants/ten_nope/overview`, { developer: dev }, 404);
+    await call("GET", `${tenantPage}/records/notes?sort=${encodeURIComponent('{"title":1}')}&limit=5`, { developer: dev }, 200);
+    await call("GET", `${tenantPage}/records/notes?filter=${encodeURIComponent('{"n":{"$regex":"x"}}')}`, { developer: dev }, 400);
+    const multipartHeaders = { "content-type": "multipart/form-data; boundary=----tenantdTestBoundary7MA4YWxkTrZu0gW" };
+    const image = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.png", type: "image/png", data: png }]), headers: multipartHeaders }, 201)).body.file as { id: string };
+    const textFile = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.txt", type: "text/plain", data: Buffer.from("plain words") }]), headers: multipartHeaders }, 201)).body.file as { id: string };
+    await call("GET", `${tenantPage}/files?limit=10`, { developer: dev }, 200);
+    await call("GET", `${tenantPage}/files?limit=0`, { developer: dev }, 400);
+    await call("GET", `${tenantPage}/files/${image.id}/preview`, { developer: dev }, 200);
+    await call("GET", `${tenantPage}/files/${textFile.id}/preview`, { developer: dev }, 415);
+    await call("DELETE", `${tenantPage}/files/${image.id}`, { developer: dev }, 204);
+    await call("DELETE", `${tenantPage}/files/${image.id}`, { developer: dev }, 404);
+    await call("GET", `${tenantPage}/files/${image.id}/preview`, { developer: dev }, 404);
+
     const carol = await call("POST", "/api/v1/auth/signup", { key: pk, body: { email: "carol@example.com", password: PASSWORD } }, 201);
+    await call("POST", `${admin}/tenants/${carol.body.tenant.id}/sessions/end`, { developer: dev }, 200);
+    await call("POST", `${admin}/tenants/${carol.body.tenant.id}/sessions/end`, {}, 401);
     await call("DELETE", `${admin}/tenants/${carol.body.tenant.id}`, { developer: dev }, 204);
     await call("GET", `${admin}/webhook-deliveries?limit=10`, { developer: dev }, 200);
+    await call("GET", `${admin}/webhook-deliveries?status=failed`, { developer: dev }, 200);
+    await call("GET", `${admin}/webhook-deliveries?status=lost`, { developer: dev }, 400);
     await call("DELETE", `${admin}/event-webhook-config`, { developer: dev }, 204);
+    await call("POST", `${admin}/event-webhook-config/test`, { developer: dev }, 404);
+    await call("GET", `${admin}/outbox?limit=5`, { developer: dev }, 200);
+    await call("GET", `${admin}/outbox?limit=0`, { developer: dev }, 400);
 
     // Plans archive, Stripe: an app with Stripe keys syncs a plan and takes a signed event.
     await call("POST", `${admin}/plans/${plan.id}/archive`, { developer: dev }, 200);

@@ -6,7 +6,7 @@ import { buildOpenApiDocument } from "../src/openapi/document.ts";
 import { developerSession, signupTenant, startBackend } from "./_helpers.ts";
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
 
-/** Two real deliveries from tenantd to a receiver on loopback, and the signing secret. */
+/** Three real deliveries from tenantd to a receiver on loopback (two tenant events and the test event), and the signing secret. */
 async function realDeliveries() {
   const t = await startBackend({ webhooks: { allowInsecure: true } });
   const developer = await developerSession(t);
@@ -16,8 +16,9 @@ async function realDeliveries() {
   await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
   expect((await t.request("POST", "/api/v1/auth/resend-verification", { bearer: tenant.bearer, body: {} })).status).toBe(200);
   expect((await t.request("POST", "/api/v1/tenants/me/delete", { bearer: tenant.bearer })).status).toBe(200);
-  await finishedDeliveries(t, developer, 2);
-  expect(receiver.received).toHaveLength(2);
+  expect((await t.request("POST", `/api/v1/admin/apps/${t.app.id}/event-webhook-config/test`, { developer })).status).toBe(202);
+  await finishedDeliveries(t, developer, 3);
+  expect(receiver.received).toHaveLength(3);
   return { t, secret, tenant, received: receiver.received };
 }
 
@@ -43,6 +44,7 @@ describe("verifyWebhook (tenantd/webhooks)", () => {
     expect(events.map((e) => [e.event, e.tenantId, e.email]).sort()).toEqual([
       ["tenant.deleted", tenant.id, tenant.email],
       ["tenant.email.resend_verification", tenant.id, tenant.email],
+      ["webhook.test", null, null],
     ]);
 
     const [r] = received;

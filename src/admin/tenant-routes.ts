@@ -20,7 +20,7 @@ const whole = (min: number, max: number, name: string) =>
 const isoDate = (name: string) =>
   v.pipe(v.string(`${name} must appear once`), v.check((s) => !Number.isNaN(Date.parse(s)), `${name} must be a date like 2026-01-31 or an ISO 8601 time`), v.transform((s) => Date.parse(s)));
 
-const TenantSearchQuery = v.object({
+export const TenantSearchQuery = v.object({
   email: v.optional(v.string("email must appear once")),
   verified: v.optional(v.picklist(["true", "false"], "verified must be true or false")),
   plan: v.optional(v.string("plan must appear once")),
@@ -30,13 +30,13 @@ const TenantSearchQuery = v.object({
   limit: v.optional(whole(1, 1000, "limit"), "50"),
   offset: v.optional(whole(0, Number.MAX_SAFE_INTEGER, "offset"), "0"),
 });
-const RecordsQuery = v.object({
+export const RecordsQuery = v.object({
   filter: v.optional(v.string("filter must appear once")),
   sort: v.optional(v.string("sort must appear once")),
   limit: v.optional(whole(1, RECORD_LIMITS.maxLimit, "limit")),
   offset: v.optional(whole(0, Number.MAX_SAFE_INTEGER, "offset")),
 });
-const FilesQuery = v.object({ limit: v.optional(whole(1, 200, "limit"), "50"), offset: v.optional(whole(0, Number.MAX_SAFE_INTEGER, "offset"), "0") });
+export const FilesQuery = v.object({ limit: v.optional(whole(1, 200, "limit"), "50"), offset: v.optional(whole(0, Number.MAX_SAFE_INTEGER, "offset"), "0") });
 
 /** Image types a browser displays without running anything; the preview serves only these. */
 const PREVIEWABLE = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"]);

@@ -14,7 +14,7 @@ import { toIso } from "../clock.ts";
  */
 export const TEST_EVENT = "webhook.test";
 
-const OutboxQuery = v.object({
+export const OutboxQuery = v.object({
   limit: v.optional(v.pipe(v.string("limit must appear once"), v.regex(/^\d{1,4}$/, "limit must be a whole number"), v.transform(Number), v.minValue(1, "limit must be at least 1"), v.maxValue(200, "limit must be at most 200")), "50"),
 });
 

@@ -3,6 +3,8 @@ import type { ErrorCode } from "../errors.ts";
 import * as auth from "../auth/routes.ts";
 import { SignupBody } from "../auth/signup.ts";
 import * as admin from "../admin/routes.ts";
+import { FilesQuery, RecordsQuery, TenantSearchQuery } from "../admin/tenant-routes.ts";
+import { OutboxQuery, TEST_EVENT } from "../admin/tools-routes.ts";
 import * as data from "../data/routes.ts";
 import * as family from "../family/routes.ts";
 import * as oauth from "../oauth/routes.ts";
@@ -36,7 +38,7 @@ export interface Operation {
   query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.GenericSchema;
   /** Extra request headers worth naming (the app secret for a reset token in the reply). */
   headers?: { name: string; description: string }[];
-  responses: Partial<Record<200 | 201 | 204 | 206 | 302 | 303, Success>>;
+  responses: Partial<Record<200 | 201 | 202 | 204 | 206 | 302 | 303, Success>>;
   /** Codes this route answers with, beyond those of its security and body. */
   errors?: ErrorCode[];
   description?: string;
@@ -159,9 +161,17 @@ export const OPERATIONS: Operation[] = [
   { method: "DELETE", path: appAdmin, tag: "admin", summary: "Delete an app and everything in it", security: "developer", responses: { 204: "empty" } },
   { method: "POST", path: `${appAdmin}/secret-key`, tag: "admin", summary: "Issue the app's secret key (shown once; replaces the old one)", security: "developer", responses: { 200: s.SecretKeyReply } },
   { method: "POST", path: `${appAdmin}/rotate-key`, tag: "admin", summary: "Replace the publishable key", security: "developer", responses: { 200: s.AppReply } },
-  { method: "GET", path: `${appAdmin}/tenants`, tag: "admin", summary: "List or find tenants", security: "developer", query: admin.TenantListQuery, responses: { 200: s.TenantList } },
+  { method: "GET", path: `${appAdmin}/tenants`, tag: "admin", summary: "Search tenants (email substring, verified, plan, creation dates; sorted, paged)", security: "developer", query: TenantSearchQuery, responses: { 200: s.TenantList },
+    description: "`email` matches a substring, case-insensitively; `plan` keeps tenants with a current subscription, gift or trial on that plan id; `createdFrom` is inclusive and `createdTo` exclusive (a date or ISO 8601 time)." },
   { method: "GET", path: tenantAdmin, tag: "admin", summary: "A tenant (by id or email)", security: "developer", responses: { 200: s.TenantReply } },
   { method: "DELETE", path: tenantAdmin, tag: "admin", summary: "Delete a tenant (admin_delete)", security: "developer", responses: { 204: "empty" }, errors: ["provider_error"] },
+  { method: "GET", path: `${tenantAdmin}/overview`, tag: "admin", summary: "A tenant's whole page: profile, sessions, billing, invites, family, record counts, files", security: "developer", responses: { 200: s.TenantOverview } },
+  { method: "POST", path: `${tenantAdmin}/sessions/end`, tag: "admin", summary: "Sign a tenant out everywhere (ends every live session)", security: "developer", responses: { 200: s.SessionsEnded } },
+  { method: "GET", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "A tenant's records in one collection (as the tenant's own list)", security: "developer", query: RecordsQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
+    description: "`filter` and `sort` are JSON, as in `GET /api/v1/data/{collection}` (docs/data.md)." },
+  { method: "GET", path: `${tenantAdmin}/files`, tag: "admin", summary: "A tenant's files, newest first", security: "developer", query: FilesQuery, responses: { 200: s.TenantFiles } },
+  { method: "GET", path: `${tenantAdmin}/files/:fileId/preview`, tag: "admin", summary: "An image file's bytes for the dashboard's preview (PNG, JPEG, GIF, WebP, AVIF only)", security: "developer", responses: { 200: "binary" }, errors: ["unsupported_media_type"] },
+  { method: "DELETE", path: `${tenantAdmin}/files/:fileId`, tag: "admin", summary: "Delete a tenant's file", security: "developer", responses: { 204: "empty" } },
   { method: "POST", path: `${tenantAdmin}/resend-verification`, tag: "admin", summary: "Resend a tenant's verification email", security: "developer", responses: { 200: s.ResendVerificationAdminReply }, errors: ["already_verified"] },
   { method: "GET", path: `${appAdmin}/plans`, tag: "admin", summary: "The app's plans, archived ones on request", security: "developer", query: PlanListQuery, responses: { 200: s.AdminPlanList } },
   { method: "POST", path: `${appAdmin}/plans`, tag: "admin", summary: "Create a plan", security: "developer", body: CreatePlanSchema, responses: { 201: s.AdminPlanReply }, errors: ["conflict"] },
@@ -177,7 +187,11 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "The webhook configuration (never the secret)", security: "developer", responses: { 200: s.WebhookConfig } },
   { method: "DELETE", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "Remove the webhook", security: "developer", responses: { 204: "empty" } },
   { method: "POST", path: `${appAdmin}/event-webhook-config/rotate-secret`, tag: "webhooks", summary: "Replace the signing secret (the old one stops at once)", security: "developer", responses: { 200: s.WebhookConfig }, errors: ["conflict"] },
-  { method: "GET", path: `${appAdmin}/webhook-deliveries`, tag: "webhooks", summary: "The delivery log, newest first", security: "developer", query: DeliveryListQuery, responses: { 200: s.WebhookDeliveries } },
+  { method: "POST", path: `${appAdmin}/event-webhook-config/test`, tag: "webhooks", summary: `Queue a \`${TEST_EVENT}\` event to the webhook URL`, security: "developer", responses: { 202: s.WebhookTestQueued }, errors: ["not_found"],
+    description: "The delivery shows in the log like any other; receivers ignore the event name. `404 not_found` when no webhook URL is set." },
+  { method: "GET", path: `${appAdmin}/webhook-deliveries`, tag: "webhooks", summary: "The delivery log, newest first (optionally of one status)", security: "developer", query: DeliveryListQuery, responses: { 200: s.WebhookDeliveries } },
+  { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
+    description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
 ];
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */
@@ -189,5 +203,9 @@ export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }
   "tenant.email.resend_verification": {
     summary: "A verification email was asked for again; an app that sends its own email uses the token or URL.",
     payload: v.strictObject({ verifyToken: v.string(), verifyUrl: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()) }),
+  },
+  [TEST_EVENT]: {
+    summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",
+    payload: v.strictObject({ test: v.literal(true), message: v.string() }),
   },
 };

@@ -193,6 +193,42 @@ export const WebhookDeliveries = obj({
   limit: v.number(),
   offset: v.number(),
 });
+// The dashboard's views of one tenant (admin API).
+export const AdminTenant = obj({ ...Tenant.entries, locale: v.string(), hasPassword: v.boolean() });
+export const AdminSession = obj({ id: v.string(), createdAt: iso, expiresAt: iso, endedAt: isoOrNull, endReason: v.nullable(v.string()), active: v.boolean() });
+export const AdminFile = obj({ ...FileInfo.entries, previewable: v.boolean() });
+export const TenantFiles = obj({ files: v.array(AdminFile), total: v.number(), limit: v.number(), offset: v.number() });
+export const TenantOverview = obj({
+  tenant: AdminTenant,
+  /** the 50 newest sessions, live or not */
+  sessions: v.array(AdminSession),
+  billing: TenantBilling,
+  invites: InviteTokenList,
+  family: obj({
+    owner: v.nullable(obj({ tenantId: v.string(), email: v.string() })),
+    members: v.array(obj({ tenantId: v.string(), email: v.string(), joinedAt: iso })),
+  }),
+  collections: v.array(obj({ collection: v.string(), count: v.number() })),
+  /** the 50 newest files */
+  files: TenantFiles,
+});
+export const SessionsEnded = obj({ ended: v.number() });
+export const WebhookTestQueued = obj({ ok: v.literal(true), event: v.literal("webhook.test") });
+export const OutboxMessages = obj({
+  messages: v.array(
+    obj({
+      id: v.string(),
+      kind: v.string(),
+      to: v.string(),
+      subject: v.string(),
+      locale: v.string(),
+      link: v.nullable(v.string()),
+      text: v.string(),
+      tenantId: v.nullable(v.string()),
+      createdAt: iso,
+    }),
+  ),
+});
 export const StripeReceived = obj({ received: v.literal(true), duplicate: v.boolean() });
 
 /** Every non-2xx body. The document narrows `error` to each route's codes per status. */
