@@ -50,6 +50,8 @@ export interface ListPage {
   limit: number;
   offset: number;
   maxBytes: number;
+  /** the largest `data` a record may hold: when `limit` of them fit in `maxBytes`, the page is read at once */
+  maxRecordBytes: number;
 }
 
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
@@ -127,9 +129,14 @@ export function createRecordsRepo(db: SqliteDb) {
   const txUpsert = db.transaction(
     (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) => {
       const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-      const existing = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1`).get(...w.params) as RawRecord | undefined;
-      if (existing) return { row: updateRow(scope, existing, transform, now, unique), created: false };
-      return { row: insertRow(scope, newId, data, now, unique), created: true };
+      const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`).all(...w.params) as RawRecord[];
+      // The lookup already answers the unique check of a scalar key: no record holds the value,
+      // or exactly one does (a second one, left from before the field was unique, is still a
+      // conflict). Only the other unique fields need their own query.
+      const settled = !duplicate && (key.value === null || typeof key.value !== "object");
+      const others = settled ? unique.filter((f) => f !== key.field) : unique;
+      if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+      return { row: insertRow(scope, newId, data, now, others), created: true };
     },
   );
   const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) => {
@@ -138,7 +145,10 @@ export function createRecordsRepo(db: SqliteDb) {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    const rows = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`).iterate(...w.params, ...o.params, page.limit, page.offset);
+    const query = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`);
+    const args = [...w.params, ...o.params, page.limit, page.offset];
+    // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
+    const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? query.all(...args) : query.iterate(...args);
     for (const row of rows as Iterable<RawRecord>) {
       // Rows are read one at a time, so a page of large records stops at the byte budget
       // instead of holding `limit` of them in memory at once.

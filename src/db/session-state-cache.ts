@@ -3,6 +3,12 @@ import type { SessionState } from "./sessions.ts";
 
 /** Sessions whose state is kept in memory; past it the earliest loaded go first. */
 export const SESSION_CACHE_SIZE = 50_000;
+/**
+ * How long another process's commit (the CLI ending a session) may go unseen. Reading
+ * `data_version` costs as much as the session query it saves, so it is read at most this
+ * often, as the app cache does (src/db/apps.ts): the same 0.1 s for every CLI change.
+ */
+export const SESSION_FRESHNESS_MS = 100;
 
 interface RawSession {
   id: string;
@@ -23,7 +29,7 @@ interface RawSession {
  *   entry, before the write's statement returns. TEMP triggers live only on this
  *   connection: the database file stays plain SQLite for the CLI and other tools.
  * - a commit by any other connection (the CLI, a second process) changes SQLite's
- *   `data_version`, read on every check (about a microsecond), and empties the cache.
+ *   `data_version`, read at most every SESSION_FRESHNESS_MS, which empties the cache.
  * Expiry needs no entry removal: the guard compares `expiresAt` with its clock.
  */
 export function createSessionStateCache(db: SqliteDb, maxEntries = SESSION_CACHE_SIZE) {
@@ -31,6 +37,7 @@ export function createSessionStateCache(db: SqliteDb, maxEntries = SESSION_CACHE
   const read = db.prepare<[string], RawSession>("SELECT id, tenant_id, app_id, expires_at, ended_at FROM sessions WHERE id = ?");
   const dataVersion = db.prepare("PRAGMA data_version").pluck();
   let seenVersion: unknown = dataVersion.get();
+  let checkedAt = -Infinity;
 
   db.function("tenantd_session_changed", { deterministic: false }, (id: unknown) => {
     cache.delete(String(id));
@@ -42,11 +49,15 @@ export function createSessionStateCache(db: SqliteDb, maxEntries = SESSION_CACHE
   `);
 
   return {
-    get(sessionId: string): SessionState | undefined {
-      const version = dataVersion.get();
-      if (version !== seenVersion) {
-        seenVersion = version;
-        cache.clear();
+    /** `now`: the guard's clock (ms), which paces the look at other processes' commits. */
+    get(sessionId: string, now: number): SessionState | undefined {
+      if (now - checkedAt >= SESSION_FRESHNESS_MS || now < checkedAt) {
+        checkedAt = now;
+        const version = dataVersion.get();
+        if (version !== seenVersion) {
+          seenVersion = version;
+          cache.clear();
+        }
       }
       const hit = cache.get(sessionId);
       if (hit) return hit;

@@ -95,7 +95,7 @@ export async function checkTenant(
   }
   const { claims } = result;
   if (claims.app !== app.id) return { error: "invalid_access_token", message: "The access token was issued for another app." };
-  const session = sessionStates(core.sqlite).get(claims.sid);
+  const session = sessionStates(core.sqlite).get(claims.sid, now);
   if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== claims.sub) {
     return { error: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
   }
