@@ -160,7 +160,8 @@ export function createRecordsRepo(db: SqliteDb) {
       records.push(toRecord(row));
     }
     const scopeKey = totals.scopeKey(scope.appId, scope.tenantId, scope.collection);
-    const filterKey = w.sql + "\u0000" + JSON.stringify(w.params);
+    // The parsed filter decides the matches; the SQL text varies with which fields have indexes.
+    const filterKey = JSON.stringify(conditions);
     let total = totals.get(scopeKey, filterKey);
     if (total === undefined) {
       // A page that ran out of matches before its limit already counted them.
