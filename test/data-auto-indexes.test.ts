@@ -84,6 +84,20 @@ describe("automatic indexes", () => {
     expect((await b.api.list("items", { filter: { status: { $ne: "s1" } }, limit: 1 })).body.total).toBe(AUTO_INDEX.minRows * 0.9);
     await b.t.backend.core.db.records.autoIndexesSettled();
     expect(autoIndexNames(b)).toEqual([]);
+
+    // Another tenant's small collection does not hold back a large one's index.
+    const { signupTenant } = await import("./_helpers.ts");
+    const small = await signupTenant(b.t);
+    seed(b, "other", 20, small.id);
+    const list = (who: { bearer: { accessToken: string; appId: string } }) =>
+      b.t.request("GET", `/api/v1/data/other?filter=${encodeURIComponent('{"n":{"$gte":5}}')}`, { bearer: who.bearer });
+    expect((await list(small)).body.total).toBe(15);
+    await b.t.backend.core.db.records.autoIndexesSettled();
+    expect(autoIndexNames(b)).toEqual([]);
+    seed(b, "other", AUTO_INDEX.minRows);
+    expect((await list(b.tenant)).body.total).toBe(AUTO_INDEX.minRows - 5);
+    await b.t.backend.core.db.records.autoIndexesSettled();
+    expect(autoIndexNames(b)).toHaveLength(1);
   });
 
   it("drops an automatic index no list used for a week, and one whose field becomes declared", async () => {

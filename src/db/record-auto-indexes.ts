@@ -207,9 +207,12 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
       for (const path of fields) {
         const jobKey = `${key(scope.appId, scope.collection)}\u0000${path}`;
         if (pending.has(jobKey) || refused.has(jobKey)) continue;
-        const at = checkedAt.get(jobKey);
+        // Per tenant: one tenant's small collection says nothing about another's.
+        const checkKey = `${jobKey}\u0000${scope.tenantId}`;
+        const at = checkedAt.get(checkKey);
         if (at !== undefined && now - at < limits.recheckMs) continue;
-        checkedAt.set(jobKey, now);
+        if (checkedAt.size >= 100_000) checkedAt.clear();
+        checkedAt.set(checkKey, now);
         tenantRows ??= q.tenantRows.get(scope.tenantId, scope.appId, scope.collection) ?? 0;
         if (tenantRows < limits.minRows) continue;
         pending.add(jobKey);
