@@ -122,7 +122,7 @@ export async function listRecords(core: Core, auth: TenantAuth, collection: stri
   const sort = parseSort(query.sort);
   const limit = query.limit ?? RECORD_LIMITS.defaultLimit;
   const offset = query.offset ?? 0;
-  const { records, total } = await core.db.records.list(scope, conditions, sort, { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes });
+  const { records, total } = await core.db.records.list(scope, conditions, sort, { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes }, core.clock());
   return { records: records.map(toPublicRecord), total, limit, offset };
 }
 
