@@ -48,6 +48,9 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
 
     // The spec document itself.
     await call("GET", "/api/v1/openapi.json", {}, 200);
+    await call("GET", "/", {}, 200);
+    await call("GET", "/api/v1/health", {}, 200);
+    await call("GET", "/api/v1/health/ready", {}, 200);
 
     // Developer and admin API.
     const dev = await developerSession(t);
@@ -254,6 +257,8 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("DELETE", `${admin}/event-webhook-config`, { developer: dev }, 204);
     await call("POST", `${admin}/event-webhook-config/test`, { developer: dev }, 404);
     await call("GET", `${admin}/outbox?limit=5`, { developer: dev }, 200);
+    await call("GET", `${admin}/indexes`, { developer: dev }, 200);
+    await call("GET", `${admin}/indexes`, {}, 401);
     await call("GET", `${admin}/outbox?limit=0`, { developer: dev }, 400);
 
     // Plans archive, Stripe: an app with Stripe keys syncs a plan and takes a signed event.

@@ -71,6 +71,9 @@ const RATE: ErrorCode[] = ["rate_limited"];
  * added without its entry here (or an entry without its route) fails the suite.
  */
 export const OPERATIONS: Operation[] = [
+  { method: "GET", path: "/", tag: "meta", summary: "What this server is: name, version, API base, health and docs links (HTML for browsers)", security: "none", responses: { 200: s.ServerInfo } },
+  { method: "GET", path: `${base}/health`, tag: "meta", summary: "Liveness: the process answers and the database answers a trivial query", security: "none", responses: { 200: s.Health }, errors: ["unavailable"] },
+  { method: "GET", path: `${base}/health/ready`, tag: "meta", summary: "Readiness: 503 while starting or draining", security: "none", responses: { 200: s.Ready }, errors: ["unavailable"] },
   { method: "GET", path: `${base}/openapi.json`, tag: "meta", summary: "This OpenAPI 3.1 document", security: "none", responses: { 200: v.looseObject({ openapi: v.string() }) } },
 
   // Tenant auth.
@@ -190,6 +193,7 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: `${appAdmin}/event-webhook-config/test`, tag: "webhooks", summary: `Queue a \`${TEST_EVENT}\` event to the webhook URL`, security: "developer", responses: { 202: s.WebhookTestQueued }, errors: ["not_found"],
     description: "The delivery shows in the log like any other; receivers ignore the event name. `404 not_found` when no webhook URL is set." },
   { method: "GET", path: `${appAdmin}/webhook-deliveries`, tag: "webhooks", summary: "The delivery log, newest first (optionally of one status)", security: "developer", query: DeliveryListQuery, responses: { 200: s.WebhookDeliveries } },
+  { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
 ];

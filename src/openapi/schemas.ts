@@ -212,6 +212,24 @@ export const TenantOverview = obj({
   /** the 50 newest files */
   files: TenantFiles,
 });
+export const RecordIndexes = obj({
+  declared: v.array(obj({ collection: v.string(), field: v.string() })),
+  automatic: v.array(
+    obj({
+      collection: v.string(),
+      field: v.string(),
+      state: v.picklist(["ready", "pending", "refused"]),
+      reason: v.nullable(v.string()),
+      rows: v.nullable(v.number()),
+      buildMs: v.nullable(v.number()),
+      createdAt: isoOrNull,
+      lastUsedAt: isoOrNull,
+    }),
+  ),
+});
+export const Health = obj({ status: v.literal("ok"), version: v.string() });
+export const Ready = obj({ status: v.literal("ready"), version: v.string() });
+export const ServerInfo = obj({ name: v.literal("tenantd"), description: v.string(), version: v.string(), api: v.string(), health: v.string(), ready: v.string(), docs: v.string() });
 export const SessionsEnded = obj({ ended: v.number() });
 export const WebhookTestQueued = obj({ ok: v.literal(true), event: v.literal("webhook.test") });
 export const OutboxMessages = obj({
