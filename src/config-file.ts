@@ -69,8 +69,11 @@ export async function loadConfig(flags: Record<string, unknown>, env: NodeJS.Pro
     const value = get(row.path);
     entries.push({ path: row.path, value, source: sourceOf(row.path), secret: !!row.secret, default: row.default });
     if (value === undefined) continue;
-    if (row.path.startsWith("rateLimit.") && get("rateLimit") === false) continue;
-    if (row.path === "rateLimit" && value === true) continue;
+    // An on/off switch (rateLimit, dashboard) and its settings share one config key: off
+    // drops the settings, on is the settings (or the defaults).
+    const parent = OPTIONS.find((p) => p.kind === "switch" && row.path.startsWith(`${p.path}.`));
+    if (parent && get(parent.path) === false) continue;
+    if (row.kind === "switch" && value === true) continue;
     setPath(config, row.path, value);
   }
   // NODE_ENV=production picks production mode when nothing else chose one: say so.

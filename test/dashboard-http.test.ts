@@ -159,7 +159,7 @@ describe("dashboard over HTTP", () => {
     expect((await moved.request("GET", "/_/")).status).toBe(404);
     expect((await moved.request("GET", "/admin/ui/")).status).toBe(200);
     expect((await moved.request("GET", "/admin/ui/assets/app.js")).status).toBe(200);
-    await expect(startBackend({ dashboard: { path: "no-slash" } })).rejects.toThrow(/option "dashboard.path" must be a path like "\/_"/);
+    await expect(startBackend({ dashboard: { path: "no-slash" } })).rejects.toThrow(/option dashboard\.path must be a path like "\/_"/);
   });
 
   it("works under mount() in a host h3 app: assets, cookie path and API carry the prefix", async () => {

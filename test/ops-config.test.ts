@@ -14,7 +14,8 @@ function sample(row: OptionRow, layer: Layer): string | number | boolean | strin
   if (typeof row.kind !== "string") return row.kind[i % row.kind.length]!;
   switch (row.kind) {
     case "string":
-      return `${layer}-value`;
+      // A row with its own check (a path) gets a value of that shape.
+      return row.check && !row.check.test(`${layer}-value`) ? `/${layer}-value` : `${layer}-value`;
     case "url":
       return `https://${layer}.example.com`;
     case "count":
