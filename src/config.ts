@@ -6,6 +6,7 @@ import type { Driver } from "unstorage";
 import { systemClock, type Clock } from "./clock.ts";
 import { createConsoleLogger, type Logger } from "./log.ts";
 import { OWASP_ARGON2, type Argon2Params } from "./crypto/password.ts";
+import { TrustProxySchema, toTrustProxy, type TrustProxy, type TrustProxyOption } from "./http/trust-proxy.ts";
 
 /** Options of `createTenantBackend(config)`. Every field is optional. */
 export interface TenantBackendConfig {
@@ -23,8 +24,10 @@ export interface TenantBackendConfig {
   maxJsonBytes?: number;
   /** argon2id cost. Default OWASP's (m=19456 KiB, t=2, p=1). Lower it only in tests. */
   argon2?: Partial<Argon2Params>;
-  /** Take the client IP from `x-forwarded-for` (only behind a proxy you run). Default false. */
-  trustProxy?: boolean;
+  /** Proxies in front of this server whose `x-forwarded-for` is believed: `true` (one hop), a hop count, or their addresses/CIDRs. Default false. See docs/security.md. */
+  trustProxy?: TrustProxyOption;
+  /** Seconds a rotated refresh token still returns its (same) successor, for tabs refreshing at once. Default 5. */
+  refreshReuseGraceSeconds?: number;
   /** Per-IP and per-email limits on the unauthenticated auth endpoints; `false` turns them off. */
   rateLimit?: false | Partial<RateLimitConfig>;
   /** How tenant emails (verification, reset) leave the server. Default: the development outbox. */
@@ -90,7 +93,8 @@ export interface ResolvedConfig {
   publicUrl: string;
   maxJsonBytes: number;
   argon2: Argon2Params;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
+  refreshReuseGraceSeconds: number;
   rateLimit: RateLimitConfig | false;
   email: Required<Pick<EmailConfig, "transport" | "from">> & Pick<EmailConfig, "smtp">;
   webhooks: WebhookConfig;
@@ -113,7 +117,8 @@ const ConfigSchema = v.strictObject({
   publicUrl: v.optional(urlString),
   maxJsonBytes: v.optional(positiveInt),
   argon2: v.optional(v.strictObject({ memoryCost: v.optional(positiveInt), timeCost: v.optional(positiveInt), parallelism: v.optional(positiveInt) })),
-  trustProxy: v.optional(v.boolean()),
+  trustProxy: v.optional(TrustProxySchema),
+  refreshReuseGraceSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60))),
   rateLimit: v.optional(v.union([v.literal(false), v.strictObject({ windowSeconds: v.optional(positiveInt), perIp: v.optional(positiveInt), perEmail: v.optional(positiveInt) })])),
   email: v.optional(v.strictObject({
     transport: v.optional(v.picklist(["outbox", "smtp"])),
@@ -181,7 +186,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
   }
   const c = parsed.output;
   const dataDir = resolve(c.dataDir ?? env.TENANTD_DATA_DIR ?? ".tenantd");
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const secret = c.secretKey ?? env.TENANTD_SECRET_KEY;
   const serverKey = secret !== undefined
     ? parseServerKey(secret, c.secretKey !== undefined ? 'option "secretKey"' : "TENANTD_SECRET_KEY")
@@ -198,7 +203,8 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
     publicUrl,
     maxJsonBytes: c.maxJsonBytes ?? 1024 * 1024,
     argon2: { ...OWASP_ARGON2, ...c.argon2 },
-    trustProxy: c.trustProxy ?? false,
+    trustProxy: toTrustProxy(c.trustProxy ?? false),
+    refreshReuseGraceSeconds: c.refreshReuseGraceSeconds ?? 5,
     rateLimit: c.rateLimit === false ? false : { windowSeconds: 60, perIp: 30, perEmail: 10, ...c.rateLimit },
     email: resolveEmail(c.email, env),
     webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? /^(1|true)$/i.test(env.TENANTD_WEBHOOKS_ALLOW_INSECURE ?? ""), timeoutMs: c.webhooks?.timeoutMs ?? 1500 },

@@ -3,7 +3,7 @@ import { getRouterParam, getQuery, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson, parseInput } from "../http/body.ts";
-import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
+import { noStore, requireDeveloper, requireOwnApp } from "../http/guards.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
 import { createApp, deleteApp, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
 import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
@@ -29,6 +29,7 @@ export function registerAdminRoutes(router: Router, core: Core): void {
 
   router.post("/api/v1/developer/login", async (event) => {
     const body = await readJson(event, LoginBody, core.config.maxJsonBytes);
+    noStore(event);
     enforceRateLimit(event, core, "developer-login", { email: body.email });
     return loginDeveloper(core, body.email, body.password);
   });
