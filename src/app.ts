@@ -3,6 +3,7 @@ import type { TenantBackendConfig } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { defineErrorMiddleware, errorToResponse } from "./errors.ts";
 import { defineCorsMiddleware } from "./http/cors.ts";
+import { defineBodyTimeoutMiddleware } from "./http/body-timeout.ts";
 import { createRouter } from "./http/router.ts";
 import { registerAreaRoutes } from "./areas.ts";
 import { ensureDefaultApp } from "./bootstrap.ts";
@@ -33,6 +34,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
     h3.use(defineErrorMiddleware(core.log));
     h3.use(defineCorsMiddleware(core));
+    h3.use(defineBodyTimeoutMiddleware(core.config.bodyIdleTimeoutSeconds * 1000));
     const { router, finish } = createRouter(h3);
     registerAreaRoutes(router, core);
     finish();

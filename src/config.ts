@@ -28,6 +28,8 @@ export interface TenantBackendConfig {
   trustProxy?: TrustProxyOption;
   /** Seconds a rotated refresh token still returns its (same) successor, for tabs refreshing at once. Default 5. */
   refreshReuseGraceSeconds?: number;
+  /** A request body (JSON or upload) that sends nothing for this many seconds is refused with 408. Default 30. */
+  bodyIdleTimeoutSeconds?: number;
   /** Per-IP and per-email limits on the unauthenticated auth endpoints; `false` turns them off. */
   rateLimit?: false | Partial<RateLimitConfig>;
   /** How tenant emails (verification, reset) leave the server. Default: the development outbox. */
@@ -95,6 +97,7 @@ export interface ResolvedConfig {
   argon2: Argon2Params;
   trustProxy: TrustProxy;
   refreshReuseGraceSeconds: number;
+  bodyIdleTimeoutSeconds: number;
   rateLimit: RateLimitConfig | false;
   email: Required<Pick<EmailConfig, "transport" | "from">> & Pick<EmailConfig, "smtp">;
   webhooks: WebhookConfig;
@@ -119,6 +122,7 @@ const ConfigSchema = v.strictObject({
   argon2: v.optional(v.strictObject({ memoryCost: v.optional(positiveInt), timeCost: v.optional(positiveInt), parallelism: v.optional(positiveInt) })),
   trustProxy: v.optional(TrustProxySchema),
   refreshReuseGraceSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(60))),
+  bodyIdleTimeoutSeconds: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(3600))),
   rateLimit: v.optional(v.union([v.literal(false), v.strictObject({ windowSeconds: v.optional(positiveInt), perIp: v.optional(positiveInt), perEmail: v.optional(positiveInt) })])),
   email: v.optional(v.strictObject({
     transport: v.optional(v.picklist(["outbox", "smtp"])),
@@ -205,6 +209,7 @@ export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.Proce
     argon2: { ...OWASP_ARGON2, ...c.argon2 },
     trustProxy: toTrustProxy(c.trustProxy ?? false),
     refreshReuseGraceSeconds: c.refreshReuseGraceSeconds ?? 5,
+    bodyIdleTimeoutSeconds: c.bodyIdleTimeoutSeconds ?? 30,
     rateLimit: c.rateLimit === false ? false : { windowSeconds: 60, perIp: 30, perEmail: 10, ...c.rateLimit },
     email: resolveEmail(c.email, env),
     webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? /^(1|true)$/i.test(env.TENANTD_WEBHOOKS_ALLOW_INSECURE ?? ""), timeoutMs: c.webhooks?.timeoutMs ?? 1500 },

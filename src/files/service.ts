@@ -6,6 +6,8 @@ import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { FileBlobRef, FileRow } from "../db/files.ts";
 import type { FilePart } from "./multipart.ts";
+import { readSpool, storeSpool, type Spool } from "./blob-io.ts";
+import { createLimiter } from "../tools/limiter.ts";
 import { sniff } from "./sniff.ts";
 import { cleanFilename, extensionFor, extensionOf, refusedDeclaredType, refusedExtension } from "./policy.ts";
 
@@ -42,19 +44,36 @@ const quotaError = (quota: number) =>
   fail("limit_reached", `This upload would take your stored files past your plan's ${quota}-byte storage limit. Delete files or upgrade the plan.`);
 
 /**
- * Stores an uploaded part for the tenant: refuses browser-executable content (415) by its
- * declared type, its name and its bytes, checks the storage quota, writes the blob, then the
- * row. Whichever of the two fails, neither is left behind.
+ * Uploads whose received bytes are checked and moved into storage at once. This runs after
+ * the body has fully arrived (spooled to disk), so a slow sender never holds a slot; each
+ * slot holds at most one file's bytes for the moment of sniffing and storing.
  */
-export async function uploadFile(core: Core, app: AppRow, tenantId: string, part: FilePart): Promise<FileRow> {
+const STORING_AT_ONCE = 2;
+const storing = new WeakMap<Core, <T>(task: () => Promise<T>) => Promise<T>>();
+function storingSlot(core: Core) {
+  let limit = storing.get(core);
+  if (!limit) storing.set(core, (limit = createLimiter(STORING_AT_ONCE)));
+  return limit;
+}
+
+/**
+ * Stores an uploaded part (spooled to a temp file) for the tenant: refuses
+ * browser-executable content (415) by its declared type, its name and its bytes, checks
+ * the storage quota, writes the blob, then the row. Whichever of the two fails, neither is
+ * left behind.
+ */
+export async function uploadFile(core: Core, app: AppRow, tenantId: string, part: FilePart, spool: Spool): Promise<FileRow> {
   const originalFilename = cleanFilename(part.filename);
   const refusedBy = refusedDeclaredType(part.contentType) ?? refusedExtension(part.filename) ?? refusedExtension(originalFilename);
   if (refusedBy) throw refusedError(refusedBy);
-  const sniffed = sniff(part.data, extensionOf(originalFilename));
-  if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
-
   const quota = await storageQuota(core, app, tenantId);
-  if (quota !== null && (await core.db.files.usedBytes(app.id, tenantId)) + part.data.length > quota) throw quotaError(quota);
+  if (quota !== null && (await core.db.files.usedBytes(app.id, tenantId)) + part.size > quota) throw quotaError(quota);
+  return storingSlot(core)(() => storePart(core, app, tenantId, part, spool, originalFilename, quota));
+}
+
+async function storePart(core: Core, app: AppRow, tenantId: string, part: FilePart, spool: Spool, originalFilename: string | null, quota: number | null): Promise<FileRow> {
+  const sniffed = sniff(await readSpool(spool.path), extensionOf(originalFilename));
+  if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
 
   const id = newId("file");
   const row: FileRow = {
@@ -62,14 +81,14 @@ export async function uploadFile(core: Core, app: AppRow, tenantId: string, part
     appId: app.id,
     tenantId,
     pathname: `${app.id}/${tenantId}/${id}${extensionFor(sniffed.mimeType)}`,
-    sizeBytes: part.data.length,
+    sizeBytes: part.size,
     mimeType: sniffed.mimeType,
     originalFilename,
     sha256: part.sha256,
     createdAt: core.clock(),
   };
   try {
-    await core.storage.setItemRaw(row.pathname, part.data);
+    await storeSpool(core, spool, row.pathname);
   } catch (e) {
     core.log.error("files: storage write failed", { pathname: row.pathname, error: String(e) });
     await removeBlobQuietly(core, row.pathname);
