@@ -168,7 +168,7 @@ export async function readJson<S extends v.GenericSchema>(event: H3Event, schema
   if (!isPlainObject(value)) throw fail("invalid_request", "The request body must be a JSON object.");
   // A misspelt optional field would otherwise be dropped in silence (an `expiresIn` for
   // `expiresInSeconds` quietly gets the default); it is named first, before what it hides.
-  const known = (schema as { entries?: Record<string, unknown> }).entries;
+  const known = objectEntries(schema);
   if (known) {
     const unknown = Object.keys(value).find((key) => !Object.hasOwn(known, key));
     if (unknown !== undefined) {
@@ -176,6 +176,17 @@ export async function readJson<S extends v.GenericSchema>(event: H3Event, schema
     }
   }
   return parseInput(schema, value);
+}
+
+/** The fields of an object schema, also when it sits inside a pipe (`v.pipe(v.unknown(), …, v.object(…))`). */
+function objectEntries(schema: unknown): Record<string, unknown> | undefined {
+  const s = schema as { entries?: Record<string, unknown>; pipe?: unknown[] };
+  if (s.entries) return s.entries;
+  for (const item of s.pipe ?? []) {
+    const found = item !== schema ? objectEntries(item) : undefined;
+    if (found) return found;
+  }
+  return undefined;
 }
 
 async function readLimitedIfTyped(event: H3Event, type: string | null, limit: number): Promise<string> {
