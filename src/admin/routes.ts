@@ -4,7 +4,7 @@ import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson, parseInput } from "../http/body.ts";
 import { noStore, requireDeveloper, requireOwnApp } from "../http/guards.ts";
-import { enforceRateLimit } from "../http/rate-limit.ts";
+import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
 import { createApp, deleteApp, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
 import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
 import { toPublicTenant } from "../auth/tenant-view.ts";
@@ -31,7 +31,7 @@ export function registerAdminRoutes(router: Router, core: Core): void {
     const body = await readJson(event, LoginBody, core.config.maxJsonBytes);
     noStore(event);
     enforceRateLimit(event, core, "developer-login", { email: body.email });
-    return loginDeveloper(core, body.email, body.password);
+    return withLoginBackoff(core, `developer|${body.email}`, () => loginDeveloper(core, body.email, body.password));
   });
   router.post("/api/v1/developer/logout", async (event) => {
     const { tokenHash } = await requireDeveloper(event, core);

@@ -4,7 +4,7 @@ import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
 import { checkTenant, noStore, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
-import { enforceRateLimit } from "../http/rate-limit.ts";
+import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { login, signup, SignupBody, toLocale } from "./signup.ts";
@@ -46,7 +46,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const body = await readJson(event, LoginBody, limit);
     noStore(event);
     enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
-    const tenant = await login(core, app, body.email, body.password);
+    const tenant = await withLoginBackoff(core, `tenant|${app.id}|${body.email}`, () => login(core, app, body.email, body.password));
     return { tenant: toPublicTenant(tenant), ...(await startSession(core, tenant)) };
   });
 
