@@ -151,3 +151,51 @@ describe("uploads hold no server-wide slot while the body arrives (review item 5
     expect(peak - before).toBeLessThan(100 * MiB);
   }, 60_000);
 });
+
+describe("account deletion during uploads (review item 6)", () => {
+  it("uploads running during a self-delete (8 slow, 12 quick) leave no blob and no row behind", async () => {
+    const { readdirSync, existsSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const t = await startFilesBackend(DRIVERS[0]);
+    const { url } = await serveHttp(t.backend);
+    const extra = await signupTenant(t);
+    void extra;
+    const uploads = Array.from({ length: 8 }, () => trickleUpload(url, t.tenant.bearer));
+    for (const u of uploads) u.send("x".repeat(1000));
+    await new Promise((r) => setTimeout(r, 200));
+    const quick = Array.from({ length: 12 }, (_, i) => t.upload({ filename: `q${i}.txt`, data: `quick ${i}` }));
+    const del = t.request("POST", "/api/v1/tenants/me/delete", { bearer: t.tenant.bearer, body: {} });
+    for (const u of uploads) u.finish();
+    const results = await Promise.all([...uploads.map((u) => u.answer.catch(() => ({ status: 0, body: {} }))), ...quick]);
+    const deleted = await del;
+    expect(deleted.status, deleted.text).toBeLessThan(300);
+    const statuses = results.map((r) => r.status);
+    // Whatever each upload answered, nothing of the tenant is left.
+    expect(statuses.filter((s) => ![201, 401, 429, 0].includes(s)), JSON.stringify(results.map((r) => r.body))).toEqual([]);
+    const dir = join(t.dataDir, "files", t.app.id, t.tenant.id);
+    const left = existsSync(dir) ? readdirSync(dir) : [];
+    expect(left).toEqual([]);
+    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM files WHERE tenant_id = ?").pluck().get(t.tenant.id)).toBe(0);
+    // The tenant's token is refused on writes at once.
+    expect((await t.upload({ filename: "late.txt", data: "late" })).status).toBe(401);
+  });
+});
+
+describe("account deletion racing an upload (review item 6)", () => {
+  it("an upload that lands after the files were removed, but before the account row goes, leaves no blob", async () => {
+    const { readdirSync, existsSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const t = await startFilesBackend(DRIVERS[0]);
+    await t.upload({ filename: "before.txt", data: "before" });
+    let during: { status: number } | undefined;
+    // Runs after the files area removed the tenant's blobs: the worst moment for an upload to land.
+    t.backend.core.hooks.on("tenant.deleting", async () => {
+      during = await t.upload({ filename: "during.txt", data: "during the deletion" });
+    });
+    const deleted = await t.request("POST", "/api/v1/tenants/me/delete", { bearer: t.tenant.bearer, body: {} });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(during?.status).toBe(401);
+    const dir = join(t.dataDir, "files", t.app.id, t.tenant.id);
+    expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+  });
+});

@@ -73,6 +73,9 @@ export function createSessionsRepo(db: SqliteDb) {
     extend: db.prepare<[number, string]>("UPDATE sessions SET expires_at = ? WHERE id = ?"),
     end: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL"),
     endAll: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE tenant_id = ? AND ended_at IS NULL"),
+    markDeleting: db.prepare<[number, string, string]>("UPDATE tenants SET deleting_at = COALESCE(deleting_at, ?) WHERE app_id = ? AND id = ?"),
+    unmarkDeleting: db.prepare<[string, string]>("UPDATE tenants SET deleting_at = NULL WHERE app_id = ? AND id = ?"),
+    endAllInApp: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = 'account_deleted' WHERE app_id = ? AND tenant_id = ? AND ended_at IS NULL"),
     purge: db.prepare<[{ before: number }]>("DELETE FROM sessions WHERE expires_at < @before OR ended_at < @before"),
   };
 
@@ -122,6 +125,20 @@ export function createSessionsRepo(db: SqliteDb) {
     },
     async endAllForTenant(tenantId: string, at: number, reason: string): Promise<number> {
       return q.endAll.run(at, reason, tenantId).changes;
+    },
+    /**
+     * First step of an account deletion: the tenant is marked deleting (its new files are
+     * refused) and every session ends, so no request of it starts while its data goes.
+     */
+    async beginTenantDeletion(appId: string, tenantId: string, now: number): Promise<void> {
+      db.transaction(() => {
+        q.markDeleting.run(now, appId, tenantId);
+        q.endAllInApp.run(now, appId, tenantId);
+      }).immediate();
+    },
+    /** A deletion that failed part-way (a hook refused): the tenant takes files again. */
+    async cancelTenantDeletion(appId: string, tenantId: string): Promise<void> {
+      q.unmarkDeleting.run(appId, tenantId);
     },
     /** Drops sessions that expired or ended before `before`. */
     async purge(before: number): Promise<number> {

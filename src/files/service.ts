@@ -174,3 +174,16 @@ export async function removeAppFiles(core: Core, app: AppRow): Promise<void> {
     await removeBlobs(core, app.id, page);
   }
 }
+
+/**
+ * Removes every blob stored under the tenant's prefix (`<appId>/<tenantId>/`) whatever the
+ * rows say: after an account deletion, blobs of uploads that were in flight meanwhile.
+ */
+export async function sweepTenantBlobs(core: Core, appId: string, tenantId: string): Promise<void> {
+  try {
+    const keys = await core.storage.getKeys(`${appId}:${tenantId}:`);
+    for (const key of keys) await removeBlobQuietly(core, key);
+  } catch (e) {
+    core.log.error("files: could not sweep a deleted tenant's blobs", { appId, tenantId, error: String(e) });
+  }
+}
