@@ -75,7 +75,8 @@ export function createSessionsRepo(db: SqliteDb) {
     endAll: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE tenant_id = ? AND ended_at IS NULL"),
     markDeleting: db.prepare<[number, string, string]>("UPDATE tenants SET deleting_at = COALESCE(deleting_at, ?) WHERE app_id = ? AND id = ?"),
     unmarkDeleting: db.prepare<[string, string]>("UPDATE tenants SET deleting_at = NULL WHERE app_id = ? AND id = ?"),
-    endAllInApp: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = 'account_deleted' WHERE app_id = ? AND tenant_id = ? AND ended_at IS NULL"),
+    endAllInApp: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = 'account_deleting' WHERE app_id = ? AND tenant_id = ? AND ended_at IS NULL"),
+    reopen: db.prepare<[string, string]>("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE app_id = ? AND tenant_id = ? AND end_reason = 'account_deleting'"),
     purge: db.prepare<[{ before: number }]>("DELETE FROM sessions WHERE expires_at < @before OR ended_at < @before"),
   };
 
@@ -136,9 +137,12 @@ export function createSessionsRepo(db: SqliteDb) {
         q.endAllInApp.run(now, appId, tenantId);
       }).immediate();
     },
-    /** A deletion that failed part-way (a hook refused): the tenant takes files again. */
+    /** A deletion refused before anything was removed (a hook failed): the tenant and its sessions are back. */
     async cancelTenantDeletion(appId: string, tenantId: string): Promise<void> {
-      q.unmarkDeleting.run(appId, tenantId);
+      db.transaction(() => {
+        q.unmarkDeleting.run(appId, tenantId);
+        q.reopen.run(appId, tenantId);
+      }).immediate();
     },
     /** Drops sessions that expired or ended before `before`. */
     async purge(before: number): Promise<number> {
