@@ -1,7 +1,7 @@
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
 import { newId } from "../crypto/random.ts";
-import { effectiveEntitlements } from "../billing/effective.ts";
+import { storageQuota } from "../account/quotas.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { FileBlobRef, FileRow } from "../db/files.ts";
@@ -11,8 +11,8 @@ import { createLimiter } from "../tools/limiter.ts";
 import { sniff } from "./sniff.ts";
 import { cleanFilename, extensionFor, extensionOf, refusedDeclaredType, refusedExtension } from "./policy.ts";
 
-/** The entitlement that caps a tenant's stored bytes: a number, `false` (0) or `true`/absent (no cap). */
-export const STORAGE_ENTITLEMENT = "storage_bytes";
+/** The entitlement that caps a tenant's stored bytes: a number, `false` (0), `true` (no cap); absent: the app's `settings.quotas.storageBytes`. */
+export { STORAGE_ENTITLEMENT } from "../account/quotas.ts";
 
 /** The spec's FileInfo. */
 export function toFileInfo(core: Core, f: FileRow) {
@@ -34,14 +34,8 @@ export function publicFileUrl(core: Core, f: FileRow): string {
   return `${base}/api/v1/public/files/${f.id}/${encodeURIComponent(name)}`;
 }
 
-async function storageQuota(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
-  const value = (await effectiveEntitlements(core, app, tenantId))[STORAGE_ENTITLEMENT];
-  if (value === undefined || value === true) return null;
-  return value === false ? 0 : value;
-}
-
 const quotaError = (quota: number) =>
-  fail("limit_reached", `This upload would take your stored files past your plan's ${quota}-byte storage limit. Delete files or upgrade the plan.`);
+  fail("limit_reached", `This upload would take your stored files past your ${quota}-byte storage limit. Delete files or upgrade the plan.`);
 
 /**
  * Uploads whose received bytes are checked and moved into storage at once. This runs after
