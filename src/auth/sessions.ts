@@ -54,7 +54,7 @@ export async function refreshSession(core: Core, app: AppRow, refreshToken: stri
   const outcome = await core.db.sessions.rotate(hashToken(refreshToken), {
     appId: app.id,
     hash: hashToken(next),
-    sealed: core.secrets.seal(next),
+    sealed: core.secrets.seal(next, app.id),
     now,
     expiresAt: now + REFRESH_TTL_SECONDS * 1000,
     graceMs: (core.config.refreshReuseGraceSeconds ?? REFRESH_REUSE_GRACE_SECONDS) * 1000,
@@ -70,7 +70,7 @@ export async function refreshSession(core: Core, app: AppRow, refreshToken: stri
       core.log.warn("refresh token reuse: session ended", { sessionId: outcome.session.id, appId: outcome.session.appId });
       throw fail("session_ended", "This refresh token was already used, so the session was ended to protect the account. Sign in again.");
     case "repeat":
-      next = core.secrets.open(outcome.sealedSuccessor);
+      next = core.secrets.open(outcome.sealedSuccessor, app.id);
   }
   const { session } = outcome;
   const tenant = session.appId === app.id ? await core.db.tenants.findById(app.id, session.tenantId) : undefined;

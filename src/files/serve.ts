@@ -47,7 +47,7 @@ export async function servePublicFile(core: Core, id: string, headers: Headers):
     "content-type": /^text\/|^application\/json$/.test(file.mimeType) ? `${file.mimeType}; charset=utf-8` : file.mimeType,
     "x-content-type-options": "nosniff",
     "content-security-policy": "default-src 'none'; sandbox",
-    "content-disposition": contentDisposition(isInline(file.mimeType) ? "inline" : "attachment", file.originalFilename),
+    "content-disposition": contentDisposition(isInline(file.mimeType, core.config.files.cdnBaseUrl !== null) ? "inline" : "attachment", file.originalFilename),
     "cache-control": CACHE_CONTROL,
     "cross-origin-resource-policy": "cross-origin",
     "last-modified": new Date(file.createdAt).toUTCString(),
