@@ -90,7 +90,8 @@ describe("starting a sign-in", () => {
     const rows = t.backend.core.sqlite.prepare("SELECT state_hash, code_verifier, browser_hash FROM oauth_states").all() as Record<string, string>[];
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(state);
-    expect(rows[0]!.code_verifier!.startsWith("enc:v1:")).toBe(true);
+    // Sealed and bound to the app (AES-GCM associated data).
+    expect(rows[0]!.code_verifier!.startsWith("enc:v2:")).toBe(true);
   });
 
   it("binds the state with an httpOnly SameSite=Lax cookie, Secure on https, SameSite=None for Apple's form post", async () => {
