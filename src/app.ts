@@ -4,6 +4,7 @@ import { ConfigError } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { defineErrorMiddleware, errorToResponse } from "./errors.ts";
 import { defineCorsMiddleware } from "./http/cors.ts";
+import { defineBodyTimeoutMiddleware } from "./http/body-timeout.ts";
 import { createRouter } from "./http/router.ts";
 import { registerAreaRoutes } from "./areas.ts";
 import { ensureDefaultApp } from "./bootstrap.ts";
@@ -56,6 +57,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     h3.use(defineLifecycleMiddleware(core, lifecycle));
     h3.use(defineErrorMiddleware(core.log));
     h3.use(defineCorsMiddleware(core));
+    h3.use(defineBodyTimeoutMiddleware(core.config.bodyIdleTimeoutSeconds * 1000));
     const { router, finish } = createRouter(h3);
     registerHealthRoutes(router, core, lifecycle);
     registerAreaRoutes(router, core);

@@ -1,7 +1,8 @@
 import * as v from "valibot";
+import { TrustProxySchema } from "./http/trust-proxy.ts";
 
 /** How a value is written and checked. A list of strings is a choice among them. */
-export type OptionKind = "string" | "url" | "count" | "port" | "boolean" | "switch" | "list" | readonly string[];
+export type OptionKind = "string" | "url" | "count" | "seconds" | "port" | "boolean" | "switch" | "list" | "proxy" | readonly string[];
 
 /** One row of the options table in config.ts. */
 export interface OptionRow {
@@ -73,6 +74,10 @@ function schemaOf(kind: OptionKind): v.GenericSchema {
       return v.pipe(v.string(), v.check(httpUrl));
     case "count":
       return v.pipe(v.number(), v.integer(), v.minValue(1));
+    case "seconds":
+      return v.pipe(v.number(), v.minValue(0));
+    case "proxy":
+      return TrustProxySchema;
     case "port":
       return v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(65535));
     case "boolean":
@@ -95,6 +100,12 @@ function expects(row: OptionRow, raw: boolean): string {
       return "an http(s) URL such as https://api.example.com";
     case "count":
       return "a whole number of at least 1";
+    case "seconds":
+      return "a number of seconds, such as 30 or 0.5";
+    case "proxy":
+      return raw
+        ? "true or false, a number of proxy hops (0-10), or a comma-separated list of proxy addresses/CIDRs such as 10.0.0.0/8,loopback"
+        : "true or false, a number of proxy hops (0-10), or a list of proxy addresses/CIDRs";
     case "port":
       return "a number from 0 to 65535";
     case "boolean":
@@ -113,7 +124,14 @@ const FALSE = /^(0|false|no|off)$/i;
 function coerce(kind: OptionKind, raw: unknown): unknown {
   if (typeof raw !== "string") return raw;
   if (kind === "count" || kind === "port") return /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (kind === "seconds") return /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw.trim()) : raw;
   if (kind === "list") return raw.split(",").map((x) => x.trim()).filter(Boolean);
+  if (kind === "proxy") {
+    const t = raw.trim();
+    if (TRUE.test(t) && !/^1$/.test(t)) return true;
+    if (FALSE.test(t) && !/^0$/.test(t)) return false;
+    return /^\d+$/.test(t) ? Number(t) : t.split(",").map((x) => x.trim()).filter(Boolean);
+  }
   if (kind === "boolean" || kind === "switch") return TRUE.test(raw.trim()) ? true : FALSE.test(raw.trim()) ? false : raw;
   return raw;
 }

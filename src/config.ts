@@ -7,6 +7,7 @@ import { systemClock, type Clock } from "./clock.ts";
 import { createConsoleLogger, LOG_LEVELS, safeLogger, type LogFormat, type Logger, type LogLevel } from "./log.ts";
 import { OWASP_ARGON2, type Argon2Params } from "./crypto/password.ts";
 import { collectOptions, describeSource, type Layer, type OptionRow } from "./config-options.ts";
+import { toTrustProxy, type TrustProxy, type TrustProxyOption } from "./http/trust-proxy.ts";
 
 /** Options of `createTenantBackend(config)`. Every field is optional. See docs/configuration.md. */
 export interface TenantBackendConfig {
@@ -26,8 +27,12 @@ export interface TenantBackendConfig {
   maxJsonBytes?: number;
   /** argon2id cost. Default OWASP's (m=19456 KiB, t=2, p=1). Lower it only in tests. */
   argon2?: Partial<Argon2Params>;
-  /** Take the client IP from `x-forwarded-for` (only behind a proxy you run). Default false. */
-  trustProxy?: boolean;
+  /** Proxies in front of this server whose `x-forwarded-for` is believed: `true` (one hop), a hop count, or their addresses/CIDRs. Default false. See docs/security.md. */
+  trustProxy?: TrustProxyOption;
+  /** Seconds a rotated refresh token still returns its (same) successor, for tabs refreshing at once. Default 5. */
+  refreshReuseGraceSeconds?: number;
+  /** A request body (JSON or upload) that sends nothing for this many seconds is refused with 408. Default 30. */
+  bodyIdleTimeoutSeconds?: number;
   /** Per-IP and per-email limits on the unauthenticated auth endpoints; `false` turns them off. */
   rateLimit?: false | Partial<RateLimitConfig>;
   /** How tenant emails (verification, reset) leave the server. Default: the development outbox (development mode only). */
@@ -106,7 +111,9 @@ export interface ResolvedConfig {
   publicUrl: string;
   maxJsonBytes: number;
   argon2: Argon2Params;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
+  refreshReuseGraceSeconds: number;
+  bodyIdleTimeoutSeconds: number;
   rateLimit: RateLimitConfig | false;
   email: Required<Pick<EmailConfig, "transport" | "from">> & Pick<EmailConfig, "smtp">;
   /** The mail transport was set by the operator (option, file, env), not defaulted. */
@@ -140,7 +147,9 @@ export const OPTIONS: OptionRow[] = [
   { path: "argon2.memoryCost", kind: "count", env: "TENANTD_ARGON2_MEMORY_COST", default: "19456", doc: "argon2id memory in KiB (OWASP). Lower only in tests." },
   { path: "argon2.timeCost", kind: "count", env: "TENANTD_ARGON2_TIME_COST", default: "2", doc: "argon2id iterations." },
   { path: "argon2.parallelism", kind: "count", env: "TENANTD_ARGON2_PARALLELISM", default: "1", doc: "argon2id lanes." },
-  { path: "trustProxy", kind: "boolean", env: "TENANTD_TRUST_PROXY", flag: "trust-proxy", default: "false", doc: "Take the client IP (rate limits) from `x-forwarded-for`. Only behind a proxy you run; see deployment.md." },
+  { path: "trustProxy", kind: "proxy", env: "TENANTD_TRUST_PROXY", flag: "trust-proxy", default: "false", doc: "The proxies in front of tenantd whose `x-forwarded-for` is believed: `true` (one proxy), a hop count (0-10), or their addresses/CIDRs (`loopback`, `private`, `linklocal` name the usual ranges). The client IP (rate limits) is the rightmost address that is not a trusted proxy; IPv6 counts by /64. See security.md and deployment.md." },
+  { path: "refreshReuseGraceSeconds", kind: "seconds", env: "TENANTD_REFRESH_REUSE_GRACE_SECONDS", default: "5", doc: "Seconds during which presenting a just-rotated refresh token again returns the same successor (tabs refreshing at once) instead of ending the session. See auth.md.", check: { test: (n) => Number.isInteger(n) && (n as number) <= 60, expects: "a whole number of seconds from 0 to 60" } },
+  { path: "bodyIdleTimeoutSeconds", kind: "seconds", env: "TENANTD_BODY_IDLE_TIMEOUT_SECONDS", default: "30", doc: "A request body (JSON or upload) that sends nothing for this long is refused with 408 `request_timeout`.", check: { test: (n) => typeof n === "number" && n >= 0.1 && n <= 3600, expects: "a number of seconds from 0.1 to 3600" } },
   { path: "rateLimit", kind: "switch", env: "TENANTD_RATE_LIMIT", default: "on", doc: "`false` turns the auth endpoints' rate limits off." },
   { path: "rateLimit.windowSeconds", kind: "count", env: "TENANTD_RATE_LIMIT_WINDOW_SECONDS", default: "60", doc: "Rate-limit window length." },
   { path: "rateLimit.perIp", kind: "count", env: "TENANTD_RATE_LIMIT_PER_IP", default: "30", doc: "Requests per window per client IP, per endpoint." },
@@ -261,7 +270,9 @@ export function resolveLayers(layers: Layer[], env: NodeJS.ProcessEnv): Resolved
       timeCost: num("argon2.timeCost", OWASP_ARGON2.timeCost),
       parallelism: num("argon2.parallelism", OWASP_ARGON2.parallelism),
     },
-    trustProxy: bool("trustProxy") ?? false,
+    trustProxy: toTrustProxy((get("trustProxy") as TrustProxyOption | undefined) ?? false),
+    refreshReuseGraceSeconds: num("refreshReuseGraceSeconds", 5),
+    bodyIdleTimeoutSeconds: num("bodyIdleTimeoutSeconds", 30),
     rateLimit: get("rateLimit") === false ? false : { windowSeconds: num("rateLimit.windowSeconds", 60), perIp: num("rateLimit.perIp", 30), perEmail: num("rateLimit.perEmail", 10) },
     email,
     emailChosen: get("email.transport") !== undefined || smtpHost !== undefined,

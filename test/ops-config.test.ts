@@ -25,6 +25,10 @@ function sample(row: OptionRow, layer: Layer): string | number | boolean | strin
       return i % 2 === 0;
     case "switch":
       return false;
+    case "seconds":
+      return 11 * (i + 1);
+    case "proxy":
+      return [["10.0.0.0/8", "loopback"], 2, true][i]!;
     case "list":
       return [`${layer}-a`]; // one entry: the same as text in env and flags
   }

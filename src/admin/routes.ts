@@ -2,9 +2,9 @@ import * as v from "valibot";
 import { getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
-import { readJson } from "../http/body.ts";
-import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
-import { enforceRateLimit } from "../http/rate-limit.ts";
+import { readJson, parseInput } from "../http/body.ts";
+import { noStore, requireDeveloper, requireOwnApp } from "../http/guards.ts";
+import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
 import { createApp, deleteApp, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
 import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
 import { toPublicTenant } from "../auth/tenant-view.ts";
@@ -28,8 +28,9 @@ export function registerAdminRoutes(router: Router, core: Core): void {
 
   router.post("/api/v1/developer/login", async (event) => {
     const body = await readJson(event, LoginBody, core.config.maxJsonBytes);
+    noStore(event);
     enforceRateLimit(event, core, "developer-login", { email: body.email });
-    return loginDeveloper(core, body.email, body.password);
+    return withLoginBackoff(core, `developer|${body.email}`, () => loginDeveloper(core, body.email, body.password));
   });
   router.post("/api/v1/developer/logout", async (event) => {
     const { tokenHash } = await requireDeveloper(event, core);

@@ -9,6 +9,7 @@ import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
 import { parseFilter, parseSort, type Json } from "./query.ts";
+import { requireRecordQuota } from "../account/quotas.ts";
 
 export const RECORD_LIMITS = {
   /** bytes of a record's `data`, serialized as compact JSON */
@@ -98,6 +99,7 @@ const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(merg
 export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<PublicRecord> {
   const { scope, unique } = recordScope(auth, collection);
   const checked = checkData(data);
+  await requireRecordQuota(core, auth.app, auth.tenantId);
   const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique));
   return toPublicRecord(row);
 }

@@ -1,4 +1,5 @@
 import { getRequestIP, type H3Event } from "h3";
+import { clientKey, resolveClientAddress } from "./trust-proxy.ts";
 import { fail } from "../errors.ts";
 import { constantTimeEqual, hashToken } from "../crypto/random.ts";
 import type { Core } from "../core.ts";
@@ -135,7 +136,17 @@ export async function requireOwnApp(core: Core, developer: DeveloperRow, appId: 
   return app;
 }
 
-/** Client IP for rate limits: the socket's, or x-forwarded-for only when trustProxy is set. */
+/**
+ * Client key for rate limits: the first address, from the socket peer leftwards through
+ * x-forwarded-for, that is not one of the operator's trusted proxies; IPv6 by its /64.
+ */
 export function clientIp(event: H3Event, core: Core): string {
-  return getRequestIP(event, { xForwardedFor: core.config.trustProxy }) ?? "unknown";
+  const address = resolveClientAddress(getRequestIP(event), event.req.headers.get("x-forwarded-for"), core.config.trustProxy);
+  return address ? clientKey(address) : "unknown";
+}
+
+/** A reply carrying tokens: no browser, proxy or CDN may keep a copy. */
+export function noStore(event: H3Event): void {
+  event.res.headers.set("cache-control", "no-store");
+  event.res.headers.set("pragma", "no-cache");
 }
