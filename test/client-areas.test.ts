@@ -119,6 +119,8 @@ describe("tenantd/client billing, invites, family, account", () => {
     const dev = await developerSession(t);
     const admin = (method: string, path: string, body?: unknown) => t.request(method, `/api/v1/admin/apps/${t.app.id}${path}`, { developer: dev, body });
     const plan = (await admin("POST", "/plans", { name: "Family", slug: "family", priceCents: 500, entitlements: { family_seats: 2, exports: 2 } })).body.plan;
+    // Checkout return URLs must be on one of the app's origins.
+    expect((await admin("PATCH", "", { settings: { corsOrigins: ["https://app.example.com"] } })).status).toBe(200);
 
     const owner = client();
     await owner.auth.signUp({ email: "owner@example.com", password: PASSWORD });

@@ -171,6 +171,8 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     const app = (await backend.admin.listApps()).find((a) => a.name === "Shop")!;
     state.appId = app.id;
     state.key = app.publishableKey;
+    // The heading can render a moment before the key itself on a loaded machine.
+    await page.waitForSelector("[data-testid=publishable-key]");
     expect(await page.$eval("[data-testid=publishable-key]", (e) => e.textContent)).toBe(app.publishableKey);
     await shot("app-overview");
     await go("/apps");
