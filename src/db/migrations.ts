@@ -8,6 +8,7 @@ import { webhooksSchema } from "./schema/webhooks.ts";
 import { familySchema } from "./schema/family.ts";
 import { oauthSchema } from "./schema/oauth.ts";
 import { adminSchema } from "./schema/admin.ts";
+import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
 
 export interface Migration {
   version: number;
@@ -29,6 +30,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: "family", sql: familySchema },
   { version: 8, name: "oauth", sql: oauthSchema },
   { version: 9, name: "admin-indexes", sql: adminSchema },
+  { version: 11, name: "webhook-delivery-bodies", sql: deliveryBodiesSchema },
 ];
 
 export function migrate(db: Database.Database, migrations: Migration[] = MIGRATIONS): number[] {
