@@ -3,6 +3,7 @@ import { verifyWebhook } from "../src/webhooks/verify.ts";
 import { pruneDeliveries } from "../src/webhooks/retention.ts";
 import { developerSession, expectError, signupTenant, startBackend, type TestBackend } from "./_helpers.ts";
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
+import { runCli } from "./_cli.ts";
 
 const insecure = { webhooks: { allowInsecure: true } };
 const DAY = 24 * 3600_000;
@@ -126,5 +127,27 @@ describe("a delivery's stored body", () => {
     expect(await pruneDeliveries(core)).toEqual({ bodies: 0, rows: 1 });
     expectError(await t.request("GET", deliveryPath(t.app.id, d!.id), { developer }), 404, "not_found");
     expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/webhook-deliveries`, { developer })).body.total).toBe(0);
+  });
+
+  it("is printed by `tenantd webhook delivery`, and an unknown id names the command that lists them", async () => {
+    const t = await startBackend(insecure);
+    const developer = await developerSession(t);
+    const rx = await startReceiver();
+    await configureWebhook(t, developer, rx.url);
+    const tenant = await signupTenant(t);
+    await adminDelete(t, developer, tenant.id);
+    const [d] = await finishedDeliveries(t, developer, 1);
+    const dir = ["--data-dir", t.dataDir, "--app", t.app.id];
+
+    const json = await runCli(["webhook", "delivery", ...dir, "--id", d!.id, "--json"]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: d!.id, status: "delivered", body: rx.received[0]!.raw.toString("utf8"), bodyNote: null });
+    const text = await runCli(["webhook", "delivery", ...dir, "--id", d!.id]);
+    expect(text.stdout.trimEnd().split("\n").at(-1)).toBe(rx.received[0]!.raw.toString("utf8"));
+
+    const missing = await runCli(["webhook", "delivery", ...dir, "--id", "evt_missing"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("No delivery evt_missing in this app's log");
+    expect(missing.stderr).toContain("list them with: tenantd webhook deliveries --app <app>");
   });
 });
