@@ -99,6 +99,9 @@ const toEvent = (r: RawEvent): QueuedEvent => ({
   createdAt: r.created_at,
 });
 
+/** A log page reads every column but the sealed body, which is opened one delivery at a time. */
+export const DELIVERY_LIST_COLUMNS = "seq, id, app_id, event, tenant_id, status, url, status_code, error, duration_ms, created_at, finished_at, NULL AS body_sealed";
+
 export const toDelivery = (r: RawDelivery): DeliveryRow => ({
   id: r.id,
   appId: r.app_id,
@@ -145,7 +148,7 @@ export function createWebhooksRepo(db: SqliteDb) {
       "UPDATE webhook_deliveries SET status = 'failed', error = ?, finished_at = ? WHERE status = 'sending' AND claimed_at < ?",
     ),
     list: db.prepare<[string, number, number], RawDelivery>(
-      "SELECT * FROM webhook_deliveries WHERE app_id = ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?",
+      `SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE app_id = ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`,
     ),
     count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ?"),
     queued: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_events WHERE app_id = ?"),
