@@ -251,7 +251,9 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `${admin}/tenants/${carol.body.tenant.id}/sessions/end`, { developer: dev }, 200);
     await call("POST", `${admin}/tenants/${carol.body.tenant.id}/sessions/end`, {}, 401);
     await call("DELETE", `${admin}/tenants/${carol.body.tenant.id}`, { developer: dev }, 204);
-    await call("GET", `${admin}/webhook-deliveries?limit=10`, { developer: dev }, 200);
+    const log = await call("GET", `${admin}/webhook-deliveries?limit=10`, { developer: dev }, 200);
+    await call("GET", `${admin}/webhook-deliveries/${(log.body.deliveries as { id: string }[])[0]!.id}`, { developer: dev }, 200);
+    await call("GET", `${admin}/webhook-deliveries/evt_nope`, { developer: dev }, 404);
     await call("GET", `${admin}/webhook-deliveries?status=failed`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries?status=lost`, { developer: dev }, 400);
     await call("DELETE", `${admin}/event-webhook-config`, { developer: dev }, 204);

@@ -336,8 +336,15 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr").length >= 2, { timeout: 10_000 });
     const events = await page.$$eval("[data-testid=deliveries] tbody tr td:first-child code", (els) => els.map((e) => e.textContent));
     expect(events.filter((e) => e === "tenant.deleted")).toHaveLength(1);
-    await click("button::-p-text(Details)");
+    // Open that delivery: the body shown is the one the receiver got, formatted for reading.
+    const detailButtons = await page.$$("[data-testid=deliveries] tbody tr button");
+    await detailButtons[events.indexOf("tenant.deleted")]!.click();
     await seeText("Delivery id");
+    const shown = await page.waitForSelector("[data-testid=delivery-body]", { timeout: 10_000 });
+    const text = await shown!.evaluate((el) => el.textContent ?? "");
+    expect(text).toBe(JSON.stringify(JSON.parse(deleted[0]!.raw.toString("utf8")), null, 2));
+    expect(await page.evaluate(() => document.body.innerText)).not.toContain("Not stored");
+    await seeText("Copy raw body");
     await shot("webhook-log");
   });
 

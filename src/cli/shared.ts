@@ -70,7 +70,10 @@ export async function withCore<T>(
 }
 
 /** Where the core points at an HTTP route, the CLI points at its own command. */
-const API_HINTS: [RegExp, string][] = [[/List plans with GET \/api\/v1\/billing\/plans\./, "List them with: tenantd plan list --app <app>"]];
+const API_HINTS: [RegExp, string][] = [
+  [/List plans with GET \/api\/v1\/billing\/plans\./, "List them with: tenantd plan list --app <app>"],
+  [/list them with GET \/api\/v1\/admin\/apps\/[^/\s]+\/webhook-deliveries/, "list them with: tenantd webhook deliveries --app <app>"],
+];
 
 const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 

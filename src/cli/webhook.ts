@@ -63,6 +63,15 @@ export default defineCommand({
           process.stdout.write("webhook removed: events are now logged as invalid_config\n");
         }),
     }),
+    delivery: defineCommand({
+      meta: { name: "delivery", description: "One delivery and the exact body it sent (the raw text its signature covers)" },
+      args: { ...dataDirArg, ...jsonArg, ...appArg, id: { type: "string", description: "Delivery id (evt_…), from `tenantd webhook deliveries`", required: true } },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const d = await createAdminApi(core).getWebhookDelivery(args.app, args.id);
+          print(args.json, d, () => [describeDelivery(d), d.body ?? `(no body: ${d.bodyNote})`].join("\n"));
+        }),
+    }),
     deliveries: defineCommand({
       meta: { name: "deliveries", description: "The delivery log, newest first" },
       args: {

@@ -1,6 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { toTenant, type TenantRow } from "./tenants.ts";
-import { toDelivery, type DeliveryRow, type DeliveryStatus, type RawDelivery } from "./webhooks.ts";
+import { DELIVERY_LIST_COLUMNS, toDelivery, type DeliveryRow, type DeliveryStatus, type RawDelivery } from "./webhooks.ts";
 
 export type TenantSort = "createdAt" | "-createdAt" | "email" | "-email";
 
@@ -102,7 +102,7 @@ export function createAdminRepo(db: SqliteDb) {
     async deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }> {
       const where = status ? "app_id = ? AND status = ?" : "app_id = ?";
       const params = status ? [appId, status] : [appId];
-      const rows = prepared(`SELECT * FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as RawDelivery[];
+      const rows = prepared(`SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as RawDelivery[];
       const total = (prepared(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE ${where}`).get(...params) as { n: number }).n;
       return { deliveries: rows.map(toDelivery), total };
     },

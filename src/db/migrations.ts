@@ -9,6 +9,7 @@ import { familySchema } from "./schema/family.ts";
 import { oauthSchema } from "./schema/oauth.ts";
 import { adminSchema } from "./schema/admin.ts";
 import { securitySchema } from "./schema/security.ts";
+import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
 
 export interface Migration {
   version: number;
@@ -31,6 +32,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: "oauth", sql: oauthSchema },
   { version: 9, name: "admin-indexes", sql: adminSchema },
   { version: 10, name: "security", sql: securitySchema },
+  { version: 11, name: "webhook-delivery-bodies", sql: deliveryBodiesSchema },
 ];
 
 /**

@@ -193,6 +193,8 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: `${appAdmin}/event-webhook-config/test`, tag: "webhooks", summary: `Queue a \`${TEST_EVENT}\` event to the webhook URL`, security: "developer", responses: { 202: s.WebhookTestQueued }, errors: ["not_found"],
     description: "The delivery shows in the log like any other; receivers ignore the event name. `404 not_found` when no webhook URL is set." },
   { method: "GET", path: `${appAdmin}/webhook-deliveries`, tag: "webhooks", summary: "The delivery log, newest first (optionally of one status)", security: "developer", query: DeliveryListQuery, responses: { 200: s.WebhookDeliveries } },
+  { method: "GET", path: `${appAdmin}/webhook-deliveries/:deliveryId`, tag: "webhooks", summary: "One delivery with the exact body it sent", security: "developer", responses: { 200: s.WebhookDelivery },
+    description: "`body` is the raw JSON text that was signed and sent (for `invalid_config`, the text that would have been), so a signature can be re-verified against it; `null` with `bodyNote` saying why when it is not kept (bodies are kept 30 days, rows 90)." },
   { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },

@@ -173,21 +173,25 @@ export const TenantBilling = obj({
   usage: v.array(obj({ featureKey: v.string(), period: v.picklist(["monthly", "daily"]), count: v.number(), limit: v.nullable(v.number()) })),
 });
 export const WebhookConfig = obj({ url: v.nullable(v.string()), secretCreatedAt: isoOrNull, createdAt: isoOrNull, updatedAt: isoOrNull, secret: v.optional(v.nullable(v.string())) });
+const WebhookDeliveryFields = {
+  id: v.string(),
+  event: v.string(),
+  tenantId: v.nullable(v.string()),
+  status: v.picklist(["sending", "delivered", "failed", "invalid_config"]),
+  url: v.nullable(v.string()),
+  statusCode: v.nullable(v.number()),
+  error: v.nullable(v.string()),
+  durationMs: v.nullable(v.number()),
+  createdAt: iso,
+  finishedAt: isoOrNull,
+};
+export const WebhookDelivery = obj({
+  ...WebhookDeliveryFields,
+  body: v.nullable(v.string()),
+  bodyNote: v.nullable(v.string()),
+});
 export const WebhookDeliveries = obj({
-  deliveries: v.array(
-    obj({
-      id: v.string(),
-      event: v.string(),
-      tenantId: v.nullable(v.string()),
-      status: v.picklist(["sending", "delivered", "failed", "invalid_config"]),
-      url: v.nullable(v.string()),
-      statusCode: v.nullable(v.number()),
-      error: v.nullable(v.string()),
-      durationMs: v.nullable(v.number()),
-      createdAt: iso,
-      finishedAt: isoOrNull,
-    }),
-  ),
+  deliveries: v.array(obj(WebhookDeliveryFields)),
   total: v.number(),
   queued: v.number(),
   limit: v.number(),

@@ -1,8 +1,30 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api, qs } from "../api.js";
-import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, Pager, SecretOnce, Confirm, fmtDate } from "../ui.js";
+import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, Pager, SecretOnce, Confirm, CopyButton, fmtDate } from "../ui.js";
 
 const LIMIT = 20;
+
+const pretty = (raw) => {
+  try {
+    return JSON.stringify(JSON.parse(raw), null, 2);
+  } catch {
+    return raw;
+  }
+};
+
+/** One delivery opened: its outcome and the body it sent, loaded on demand (bodies stay out of the list). */
+function DeliveryDetails({ app, delivery }) {
+  const one = useLoad(() => api("GET", `admin/apps/${app.id}/webhook-deliveries/${encodeURIComponent(delivery.id)}`), [app.id, delivery.id]);
+  return html`<dl class="facts">
+    <dt>Delivery id</dt><dd><code>${delivery.id}</code></dd><dt>URL</dt><dd>${delivery.url ?? "—"}</dd><dt>Tenant</dt><dd>${delivery.tenantId ?? "—"}</dd>
+    <dt>Error</dt><dd>${delivery.error ?? "none"}</dd><dt>Finished</dt><dd>${fmtDate(delivery.finishedAt)}</dd>
+    <dt>Body</dt><dd><${Loaded} state=${one}>${(d) =>
+      d.body === null
+        ? html`<span class="muted">${d.bodyNote}</span>`
+        : html`<pre class="json" data-testid="delivery-body" aria-label="Body sent">${pretty(d.body)}</pre>
+            <p class="muted">Formatted for reading. The signature covers the raw text: <${CopyButton} text=${d.body} label="Copy raw body" /></p>`}<//></dd>
+  </dl>`;
+}
 
 function DeliveryLog({ app, tick }) {
   const [query, setQuery] = useState({ status: "", offset: 0 });
@@ -31,11 +53,7 @@ function DeliveryLog({ app, tick }) {
                 <td><button type="button" class="small" aria-expanded=${open === x.id} onClick=${() => setOpen(open === x.id ? null : x.id)}>Details</button></td>
               </tr>
               ${open === x.id
-                ? html`<tr class="details"><td colspan="6"><dl class="facts">
-                    <dt>Delivery id</dt><dd><code>${x.id}</code></dd><dt>URL</dt><dd>${x.url ?? "—"}</dd><dt>Tenant</dt><dd>${x.tenantId ?? "—"}</dd>
-                    <dt>Error</dt><dd>${x.error ?? "none"}</dd><dt>Finished</dt><dd>${fmtDate(x.finishedAt)}</dd>
-                    <dt>Body</dt><dd class="muted">Not stored: the signed body holds tenant data and tokens, so only its outcome is logged.</dd>
-                  </dl></td></tr>`
+                ? html`<tr class="details"><td colspan="6"><${DeliveryDetails} app=${app} delivery=${x} /></td></tr>`
                 : null}`,
             )}</tbody>
           </table></div>
