@@ -1,8 +1,12 @@
 // The records both servers are loaded with, so every list query matches the same rows.
 
-/** Record `i` of a seeded collection: `status` is an indexed field, `category` is not. */
+/**
+ * Record `i` of a seeded collection: `status` (1 % per value) and `state` (50 %) are declared
+ * indexed fields, `category` (1 %) and `phase` (50 %) are not.
+ */
 export function recordData(i) {
-  return { status: `s${i % 100}`, category: `c${(i * 7) % 100}`, n: i, title: `bench item ${i}` };
+  const half = i % 2 === 0 ? "open" : "done";
+  return { status: `s${i % 100}`, category: `c${(i * 7) % 100}`, state: half, phase: half, n: i, title: `bench item ${i}` };
 }
 
 /** Collections and the per-app settings tenantd gets for them (indexed and unique fields). */
@@ -11,10 +15,12 @@ export const COLLECTIONS = {
   big: "bench100k",
   spread: "benchspread",
   upsert: "benchupsert",
+  million: "bench1m",
 };
 
 export const COLLECTION_SETTINGS = {
-  [COLLECTIONS.big]: { indexed: ["status"], unique: [] },
+  [COLLECTIONS.big]: { indexed: ["status", "state"], unique: [] },
+  [COLLECTIONS.million]: { indexed: ["status"], unique: [] },
   [COLLECTIONS.spread]: { indexed: ["status"], unique: [] },
   [COLLECTIONS.upsert]: { indexed: [], unique: ["key"] },
 };
@@ -23,6 +29,12 @@ export const COLLECTION_SETTINGS = {
 export const FILTERS = {
   indexed: { status: "s7" },
   unindexed: { category: "c49" },
+};
+
+/** The 50 %-selectivity filters: half of the records match each. */
+export const HALF_FILTERS = {
+  indexed: { state: "open" },
+  unindexed: { phase: "open" },
 };
 
 /** Matches of either filter among records 0..n-1 (i % 100 == 7, and (7 i) % 100 == 49 for i % 100 == 7). */
@@ -34,6 +46,7 @@ export function expectedMatches(n) {
 
 export const SIZES = {
   big: 100_000,
+  million: 1_000_000,
   spreadTenants: 10_000,
   perTenant: 100,
 };

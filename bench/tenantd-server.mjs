@@ -54,6 +54,13 @@ serveIpc({
       .filter((s) => /^\s*(SELECT|WITH)\b/i.test(s.sql) && (!explainTable || s.sql.includes(explainTable)))
       .map((s) => ({ sql: s.sql, plan: explainPlan(s) }));
   },
+  /** Waits for automatic index builds queued by earlier lists (false: this tenantd has none). */
+  "records.settled": async () => {
+    const records = backend.core.db.records;
+    if (typeof records.autoIndexesSettled !== "function") return false;
+    await records.autoIndexesSettled();
+    return true;
+  },
   "schema.tables": () => sqlite.prepare("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL").all(),
   shutdown,
 });

@@ -1,14 +1,20 @@
 import { H3 } from "h3";
 import type { TenantBackendConfig } from "./config.ts";
+import { ConfigError } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { defineErrorMiddleware, errorToResponse } from "./errors.ts";
 import { defineCorsMiddleware } from "./http/cors.ts";
+import { defineBodyTimeoutMiddleware } from "./http/body-timeout.ts";
 import { createRouter } from "./http/router.ts";
 import { registerAreaRoutes } from "./areas.ts";
 import { ensureDefaultApp } from "./bootstrap.ts";
 import { createAdminApi, type AdminApi } from "./admin/api.ts";
 import type { AppRow } from "./db/apps.ts";
 import { startMaintenance } from "./maintenance.ts";
+import { installDashboard } from "./dashboard/install.ts";
+import { createLifecycle, defineLifecycleMiddleware, type Lifecycle } from "./http/lifecycle.ts";
+import { registerHealthRoutes } from "./http/health.ts";
+import { announceStart } from "./embed/startup.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -17,8 +23,23 @@ export interface TenantBackend extends H3 {
   core: Core;
   /** The app created on first start of an empty database, if this start created one. */
   defaultApp: AppRow | undefined;
-  /** Stops background work and closes the database. */
+  /** Where the server is in its life (starting, serving, draining, stopped). */
+  lifecycle: Lifecycle;
+  /**
+   * Stops gracefully: new requests get 503 + `connection: close`, requests in flight finish
+   * (up to `drainTimeoutMs`), webhook deliveries in flight and queued mail finish, then
+   * storage and the database close (WAL checkpointed). Safe to call twice.
+   */
   close(): Promise<void>;
+}
+
+/** Production without a chosen mail transport would store verification mail nobody reads. */
+function requireMailInProduction(core: Core): void {
+  if (core.config.mode !== "production" || core.config.emailChosen) return;
+  throw new ConfigError(
+    "tenantd config: production mode needs a way to send email. Set an SMTP server (email.smtp.host; env TENANTD_SMTP_HOST with TENANTD_SMTP_PORT, TENANTD_SMTP_USER, TENANTD_SMTP_PASS), " +
+      'or, if your app sends its own email, choose the outbox explicitly (email.transport "outbox"; env TENANTD_EMAIL_TRANSPORT=outbox). See docs/deployment.md.',
+  );
 }
 
 /**
@@ -27,19 +48,35 @@ export interface TenantBackend extends H3 {
  */
 export async function createTenantBackend(config: TenantBackendConfig = {}): Promise<TenantBackend> {
   const core = createCore(config);
+  const lifecycle = createLifecycle();
   try {
     await core.ready;
+    requireMailInProduction(core);
     // The app-level hook catches what h3 rejects before any middleware (a malformed
     // percent-encoded path); the middleware covers the rest, also when a host mounts us.
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
+    h3.use(defineLifecycleMiddleware(core, lifecycle));
     h3.use(defineErrorMiddleware(core.log));
     h3.use(defineCorsMiddleware(core));
+    h3.use(defineBodyTimeoutMiddleware(core.config.bodyIdleTimeoutSeconds * 1000));
     const { router, finish } = createRouter(h3);
+    registerHealthRoutes(router, core, lifecycle);
     registerAreaRoutes(router, core);
+    installDashboard(h3, core);
     finish();
     const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
     startMaintenance(core);
-    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, close: () => core.close() });
+    announceStart(core, config, defaultApp);
+    lifecycle.ready();
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        const { timedOut, inFlight } = await lifecycle.drain(core.config.drainTimeoutMs);
+        if (timedOut) core.log.warn("drain timeout passed with requests still in flight; stopping anyway", { inFlight, drainTimeoutMs: core.config.drainTimeoutMs });
+        await core.close();
+        lifecycle.stopped();
+      })());
+    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, lifecycle, close });
   } catch (e) {
     await core.close();
     throw e;

@@ -4,11 +4,13 @@ import { join, resolve } from "node:path";
 import * as v from "valibot";
 import type { Driver } from "unstorage";
 import { systemClock, type Clock } from "./clock.ts";
-import { createConsoleLogger, type Logger } from "./log.ts";
+import { createConsoleLogger, LOG_LEVELS, safeLogger, type LogFormat, type Logger, type LogLevel } from "./log.ts";
 import { OWASP_ARGON2, type Argon2Params } from "./crypto/password.ts";
 import type { DatabaseConfig } from "./db/store.ts";
+import { collectOptions, describeSource, type Layer, type OptionRow } from "./config-options.ts";
+import { toTrustProxy, type TrustProxy, type TrustProxyOption } from "./http/trust-proxy.ts";
 
-/** Options of `createTenantBackend(config)`. Every field is optional. */
+/** Options of `createTenantBackend(config)`. Every field is optional. See docs/configuration.md. */
 export interface TenantBackendConfig {
   /** Folder for the SQLite database, blobs and the generated server key. Env `TENANTD_DATA_DIR`; default `./.tenantd`. */
   dataDir?: string;
@@ -22,15 +24,21 @@ export interface TenantBackendConfig {
   secretKey?: string;
   /** Public base URL of this server, used in links it hands out (file URLs, checkout pages, OAuth callbacks, email links). Env `TENANTD_PUBLIC_URL`; default `http://localhost:3000`. */
   publicUrl?: string;
+  /** `development` (outbox mail, development billing, links in logs) or `production`. Env `TENANTD_MODE`; default production when NODE_ENV=production, else development. */
+  mode?: "development" | "production";
   /** Largest JSON request body in bytes. Default 1 MiB. */
   maxJsonBytes?: number;
   /** argon2id cost. Default OWASP's (m=19456 KiB, t=2, p=1). Lower it only in tests. */
   argon2?: Partial<Argon2Params>;
-  /** Take the client IP from `x-forwarded-for` (only behind a proxy you run). Default false. */
-  trustProxy?: boolean;
+  /** Proxies in front of this server whose `x-forwarded-for` is believed: `true` (one hop), a hop count, or their addresses/CIDRs. Default false. See docs/security.md. */
+  trustProxy?: TrustProxyOption;
+  /** Seconds a rotated refresh token still returns its (same) successor, for tabs refreshing at once. Default 5. */
+  refreshReuseGraceSeconds?: number;
+  /** A request body (JSON or upload) that sends nothing for this many seconds is refused with 408. Default 30. */
+  bodyIdleTimeoutSeconds?: number;
   /** Per-IP and per-email limits on the unauthenticated auth endpoints; `false` turns them off. */
   rateLimit?: false | Partial<RateLimitConfig>;
-  /** How tenant emails (verification, reset) leave the server. Default: the development outbox. */
+  /** How tenant emails (verification, reset) leave the server. Default: the development outbox (development mode only). */
   email?: EmailConfig;
   /** Outgoing webhooks. */
   webhooks?: Partial<WebhookConfig>;
@@ -38,17 +46,29 @@ export interface TenantBackendConfig {
   files?: { maxBytes?: number; cdnBaseUrl?: string };
   /**
    * Serve the development billing provider (local checkout pages that take no payment) for
-   * apps without Stripe keys. Env `TENANTD_DEV_BILLING`; default on, off when NODE_ENV=production.
+   * apps without Stripe keys. Env `TENANTD_DEV_BILLING`; default on in development, off in production.
    */
   devBilling?: boolean;
   /** Override where the Stripe client connects (tests point it at a local fake). */
   stripeApi?: { host: string; port: number; protocol: "http" | "https" };
   /** On an empty database, create a default app and print its credentials. Default true. */
   bootstrap?: boolean;
+  /** The developer dashboard (docs/dashboard.md): `false` turns it off; `path` moves it. Default `{ path: "/_" }`. */
+  dashboard?: false | { path?: string };
   /** Injected clock (ms since epoch); tests use it to expire tokens without sleeping. */
   clock?: Clock;
-  /** A logger, or the level for the built-in stderr logger. Default "info". */
-  logger?: Logger | "silent" | "error" | "info";
+  /** A logger (secrets are redacted before it sees a line), or the level for the built-in stderr logger. Default "info". */
+  logger?: Logger | LogLevel;
+  /** Line format of the built-in logger. Env `TENANTD_LOG_FORMAT`; default `pretty`. */
+  logFormat?: LogFormat;
+  /** One log line per request (method, route, status, ms, app, request id). Default true. */
+  accessLog?: boolean;
+  /** How long `close()` (and a stop signal) waits for requests in flight, in ms. Default 10000. */
+  drainTimeoutMs?: number;
+  /** `tenantd serve` only: port to listen on. */
+  port?: number;
+  /** `tenantd serve` only: interface to listen on. */
+  host?: string;
 }
 
 export interface RateLimitConfig {
@@ -86,6 +106,7 @@ export interface FilesConfig {
 }
 
 export interface ResolvedConfig {
+  mode: "development" | "production";
   dataDir: string;
   databasePath: string;
   database: DatabaseConfig | undefined;
@@ -94,50 +115,85 @@ export interface ResolvedConfig {
   publicUrl: string;
   maxJsonBytes: number;
   argon2: Argon2Params;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
+  refreshReuseGraceSeconds: number;
+  bodyIdleTimeoutSeconds: number;
   rateLimit: RateLimitConfig | false;
   email: Required<Pick<EmailConfig, "transport" | "from">> & Pick<EmailConfig, "smtp">;
+  /** The mail transport was set by the operator (option, file, env), not defaulted. */
+  emailChosen: boolean;
   webhooks: WebhookConfig;
   files: FilesConfig;
   devBilling: boolean;
   stripeApi: TenantBackendConfig["stripeApi"];
   bootstrap: boolean;
+  dashboard: false | { path: string };
   clock: Clock;
   log: Logger;
+  accessLog: boolean;
+  drainTimeoutMs: number;
 }
 
-const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
-const urlString = v.pipe(v.string(), v.url());
+/**
+ * THE table of options: every option reachable from a config file, a `TENANTD_*` variable
+ * and (for the common ones) a `tenantd serve` flag. Adding an option is one row here plus
+ * its use in `resolveConfig`; docs/configuration.md is checked against this table.
+ */
+export const OPTIONS: OptionRow[] = [
+  { path: "dataDir", kind: "string", env: "TENANTD_DATA_DIR", flag: "data-dir", default: "./.tenantd", doc: "Folder holding the SQLite database, file blobs (fs driver) and the generated server key. Created (mode 0700) if missing." },
+  { path: "databasePath", kind: "string", env: "TENANTD_DATABASE_PATH", default: "<dataDir>/tenantd.db", doc: 'The SQLite file; relative paths resolve against `dataDir`. `":memory:"` for throwaway use.' },
+  { path: "database.url", kind: "postgres-url", env: "TENANTD_DATABASE_URL", secret: true, default: "none (SQLite)", doc: "PostgreSQL instead of SQLite: `postgres://user:password@host:5432/db` (scaling.md). Carries the password, so no flag: argv is visible to every user of the machine; use the environment or a config file." },
+  { path: "database.pool.max", kind: "count", env: "TENANTD_DATABASE_POOL_MAX", default: "10", doc: "PostgreSQL connections per tenantd process (only with `database.url`). Keep processes × this under the server's `max_connections` (scaling.md)." },
+  { path: "secretKey", kind: "string", env: "TENANTD_SECRET_KEY", secret: true, default: "generated into <dataDir>/secret.key", doc: "32 bytes as 64 hex characters or base64. Encrypts stored secrets and signs access tokens. No flag: keep it out of argv." },
+  { path: "publicUrl", kind: "url", env: "TENANTD_PUBLIC_URL", flag: "public-url", default: "the address served (serve), http://localhost:3000 (library)", doc: "Base URL clients reach the server at, used in every link it hands out. Include a mount prefix." },
+  { path: "mode", kind: ["development", "production"], env: "TENANTD_MODE", flag: "mode", default: "production if NODE_ENV=production, else development", doc: "Production: no development outbox or billing unless chosen, no token-bearing links in logs, mail transport required. `serve --production` is short for `--mode production`." },
+  { path: "port", kind: "port", env: "PORT", flag: "port", default: "3000", doc: "`serve` only: port to listen on; 0 picks a free one. The port asked for or nothing." },
+  { path: "host", kind: "string", env: "HOST", flag: "host", default: "localhost", doc: "`serve` only: interface to listen on (`0.0.0.0` for every interface, as in a container)." },
+  { path: "maxJsonBytes", kind: "count", env: "TENANTD_MAX_JSON_BYTES", default: "1048576", doc: "Largest JSON request body (bytes), counted while streaming: larger is 413." },
+  { path: "argon2.memoryCost", kind: "count", env: "TENANTD_ARGON2_MEMORY_COST", default: "19456", doc: "argon2id memory in KiB (OWASP). Lower only in tests." },
+  { path: "argon2.timeCost", kind: "count", env: "TENANTD_ARGON2_TIME_COST", default: "2", doc: "argon2id iterations." },
+  { path: "argon2.parallelism", kind: "count", env: "TENANTD_ARGON2_PARALLELISM", default: "1", doc: "argon2id lanes." },
+  { path: "trustProxy", kind: "proxy", env: "TENANTD_TRUST_PROXY", flag: "trust-proxy", default: "false", doc: "The proxies in front of tenantd whose `x-forwarded-for` is believed: `true` (one proxy), a hop count (0-10), or their addresses/CIDRs (`loopback`, `private`, `linklocal` name the usual ranges). The client IP (rate limits) is the rightmost address that is not a trusted proxy; IPv6 counts by /64. See security.md and deployment.md." },
+  { path: "refreshReuseGraceSeconds", kind: "seconds", env: "TENANTD_REFRESH_REUSE_GRACE_SECONDS", default: "5", doc: "Seconds during which presenting a just-rotated refresh token again returns the same successor (tabs refreshing at once) instead of ending the session. See auth.md.", check: { test: (n) => Number.isInteger(n) && (n as number) <= 60, expects: "a whole number of seconds from 0 to 60" } },
+  { path: "bodyIdleTimeoutSeconds", kind: "seconds", env: "TENANTD_BODY_IDLE_TIMEOUT_SECONDS", default: "30", doc: "A request body (JSON or upload) that sends nothing for this long is refused with 408 `request_timeout`.", check: { test: (n) => typeof n === "number" && n >= 0.1 && n <= 3600, expects: "a number of seconds from 0.1 to 3600" } },
+  { path: "rateLimit", kind: "switch", env: "TENANTD_RATE_LIMIT", default: "on", doc: "`false` turns the auth endpoints' rate limits off." },
+  { path: "rateLimit.windowSeconds", kind: "count", env: "TENANTD_RATE_LIMIT_WINDOW_SECONDS", default: "60", doc: "Rate-limit window length." },
+  { path: "rateLimit.perIp", kind: "count", env: "TENANTD_RATE_LIMIT_PER_IP", default: "30", doc: "Requests per window per client IP, per endpoint." },
+  { path: "rateLimit.perEmail", kind: "count", env: "TENANTD_RATE_LIMIT_PER_EMAIL", default: "10", doc: "Requests per window per email address, per endpoint." },
+  { path: "email.transport", kind: ["outbox", "smtp"], env: "TENANTD_EMAIL_TRANSPORT", default: "smtp when a host is set, else outbox (development only)", doc: "`outbox` stores messages for `tenantd mail list` (and logs their links in development); `smtp` sends them." },
+  { path: "email.from", kind: "string", env: "TENANTD_EMAIL_FROM", default: "tenantd <no-reply@localhost>", doc: "Default sender; an app's own setting wins." },
+  { path: "email.smtp.host", kind: "string", env: "TENANTD_SMTP_HOST", default: "none", doc: "SMTP server; setting it chooses SMTP." },
+  { path: "email.smtp.port", kind: "port", env: "TENANTD_SMTP_PORT", default: "587", doc: "SMTP port." },
+  { path: "email.smtp.secure", kind: "boolean", env: "TENANTD_SMTP_SECURE", default: "true on port 465", doc: "TLS from the first byte (port 465); otherwise STARTTLS when offered." },
+  { path: "email.smtp.user", kind: "string", env: "TENANTD_SMTP_USER", default: "none", doc: "SMTP user." },
+  { path: "email.smtp.pass", kind: "string", env: "TENANTD_SMTP_PASS", secret: true, default: "none", doc: "SMTP password." },
+  { path: "email.smtp.ignoreTLS", kind: "boolean", env: "TENANTD_SMTP_IGNORE_TLS", default: "false", doc: "Never upgrade to TLS (a local relay only)." },
+  { path: "webhooks.allowInsecure", kind: "boolean", env: "TENANTD_WEBHOOKS_ALLOW_INSECURE", default: "false", doc: "Allow `http://` and loopback/private webhook targets. Development and tests only." },
+  { path: "webhooks.timeoutMs", kind: "count", env: "TENANTD_WEBHOOKS_TIMEOUT_MS", default: "1500", doc: "How long a webhook receiver has to answer." },
+  { path: "files.maxBytes", kind: "count", env: "TENANTD_FILES_MAX_BYTES", default: "10485760", doc: "Largest upload (10 MiB); larger is 413 while streaming." },
+  { path: "files.cdnBaseUrl", kind: "url", env: "TENANTD_FILES_CDN_BASE_URL", default: "none", doc: "Origin of a CDN in front of this server for public file URLs (no query or fragment).", check: { test: (s) => typeof s === "string" && /^https?:\/\/[^?#\s]+$/.test(s), expects: "an http(s) URL without query or fragment" } },
+  { path: "devBilling", kind: "boolean", env: "TENANTD_DEV_BILLING", default: "on in development, off in production", doc: "Development billing provider (free local checkout pages) for apps without Stripe keys." },
+  { path: "dashboard", kind: "switch", env: "TENANTD_DASHBOARD", default: "on", doc: "`false` turns the developer dashboard (dashboard.md) off." },
+  { path: "dashboard.path", kind: "string", env: "TENANTD_DASHBOARD_PATH", default: "/_", doc: "Where the dashboard is served, e.g. `/admin/dashboard`.", check: { test: (s) => typeof s === "string" && /^(\/[A-Za-z0-9_~.-]+)+\/?$/.test(s), expects: 'a path like "/_" or "/admin/dashboard"' } },
+  { path: "bootstrap", kind: "boolean", env: "TENANTD_BOOTSTRAP", default: "true", doc: "On an empty database, create an app named `default` and print its keys." },
+  { path: "logger", kind: [...LOG_LEVELS], env: "TENANTD_LOG_LEVEL", flag: "log-level", default: "info", doc: "Level of the built-in logger. In code, a `{ debug?, info, warn, error }` object instead (redaction still applies)." },
+  { path: "logFormat", kind: ["pretty", "json"], env: "TENANTD_LOG_FORMAT", flag: "log-format", default: "pretty", doc: "`json`: one JSON object per line (time, level, msg, fields) for log collectors." },
+  { path: "accessLog", kind: "boolean", env: "TENANTD_ACCESS_LOG", flag: "access-log", default: "true", doc: "One info line per request: method, route pattern, status, ms, app id, request id." },
+  { path: "drainTimeoutMs", kind: "count", env: "TENANTD_DRAIN_TIMEOUT_MS", flag: "drain-timeout-ms", default: "10000", doc: "On SIGTERM/SIGINT or `close()`: how long requests in flight may take before the server stops anyway." },
+];
 
-const ConfigSchema = v.strictObject({
-  dataDir: v.optional(v.pipe(v.string(), v.minLength(1))),
-  databasePath: v.optional(v.pipe(v.string(), v.minLength(1))),
-  database: v.optional(v.strictObject({ url: v.pipe(v.string(), v.regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")), pool: v.optional(v.strictObject({ max: v.optional(positiveInt) })) })),
-  storage: v.optional(v.custom<Driver>((d) => typeof d === "object" && d !== null && "getItem" in d, "must be an unstorage driver")),
-  secretKey: v.optional(v.string()),
-  publicUrl: v.optional(urlString),
-  maxJsonBytes: v.optional(positiveInt),
-  argon2: v.optional(v.strictObject({ memoryCost: v.optional(positiveInt), timeCost: v.optional(positiveInt), parallelism: v.optional(positiveInt) })),
-  trustProxy: v.optional(v.boolean()),
-  rateLimit: v.optional(v.union([v.literal(false), v.strictObject({ windowSeconds: v.optional(positiveInt), perIp: v.optional(positiveInt), perEmail: v.optional(positiveInt) })])),
-  email: v.optional(v.strictObject({
-    transport: v.optional(v.picklist(["outbox", "smtp"])),
-    smtp: v.optional(v.strictObject({ host: v.string(), port: positiveInt, secure: v.optional(v.boolean()), user: v.optional(v.string()), pass: v.optional(v.string()), ignoreTLS: v.optional(v.boolean()) })),
-    from: v.optional(v.string()),
-  })),
-  webhooks: v.optional(v.strictObject({ allowInsecure: v.optional(v.boolean()), timeoutMs: v.optional(positiveInt) })),
-  files: v.optional(v.strictObject({
-    maxBytes: v.optional(positiveInt),
-    cdnBaseUrl: v.optional(v.pipe(urlString, v.check((s) => /^https?:\/\/[^?#]+$/.test(s), "must be an http(s) URL without query or fragment"))),
-  })),
-  devBilling: v.optional(v.boolean()),
-  stripeApi: v.optional(v.strictObject({ host: v.string(), port: positiveInt, protocol: v.picklist(["http", "https"]) })),
-  bootstrap: v.optional(v.boolean()),
-  clock: v.optional(v.custom<Clock>((f) => typeof f === "function", "must be a function returning ms since epoch")),
-  logger: v.optional(v.union([v.picklist(["silent", "error", "info"]), v.custom<Logger>((l) => typeof l === "object" && l !== null && "error" in l, "must be a logger or a level")])),
-});
+/** Options only code can give (objects and functions): checked here, named in plain words. */
+export const CODE_ONLY: Record<string, { schema: v.GenericSchema; expects: string }> = {
+  storage: { schema: v.custom<Driver>((d) => typeof d === "object" && d !== null && "getItem" in d), expects: "must be an unstorage driver (an object with getItem, setItem, …)" },
+  clock: { schema: v.custom<Clock>((f) => typeof f === "function"), expects: "must be a function returning ms since the epoch" },
+  stripeApi: {
+    schema: v.strictObject({ host: v.string(), port: v.pipe(v.number(), v.integer(), v.minValue(1)), protocol: v.picklist(["http", "https"]) }),
+    expects: 'must be { host, port, protocol: "http" | "https" }',
+  },
+  logger: { schema: v.custom<Logger>((l) => typeof l === "object" && l !== null && ["info", "warn", "error"].every((m) => typeof (l as Record<string, unknown>)[m] === "function")), expects: `must be one of ${LOG_LEVELS.join(", ")}, or an object with info, warn and error methods` },
+};
 
-/** Thrown at startup for a bad option; the message names the option. */
+/** Thrown at startup for a bad option; the message names the option and where its value came from. */
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -145,7 +201,7 @@ export class ConfigError extends Error {
 function parseServerKey(raw: string, origin: string): Buffer {
   const trimmed = raw.trim();
   const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64");
-  if (key.length !== 32) throw new ConfigError(`tenantd config: ${origin} must be 32 bytes as 64 hex characters or base64 (got ${key.length} bytes)`);
+  if (key.length !== 32) throw new ConfigError(`tenantd config: secretKey (${origin}) must be 32 bytes as 64 hex characters or base64 (got ${key.length} bytes)`);
   return key;
 }
 
@@ -157,62 +213,86 @@ function loadOrCreateServerKey(dataDir: string): Buffer {
   return key;
 }
 
-/** The `email` option, or else SMTP from the environment (how `tenantd serve` sends real mail). */
-function resolveEmail(option: EmailConfig | undefined, env: NodeJS.ProcessEnv): ResolvedConfig["email"] {
-  const from = option?.from ?? env.TENANTD_EMAIL_FROM ?? "tenantd <no-reply@localhost>";
-  if (option) return { transport: option.transport ?? "outbox", from, smtp: option.smtp };
-  if (!env.TENANTD_SMTP_HOST) return { transport: "outbox", from };
-  const port = Number(env.TENANTD_SMTP_PORT ?? 587);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConfigError(`tenantd config: TENANTD_SMTP_PORT must be a port number (got ${env.TENANTD_SMTP_PORT})`);
-  return {
-    transport: "smtp",
-    from,
-    smtp: {
-      host: env.TENANTD_SMTP_HOST,
-      port,
-      secure: /^(1|true)$/i.test(env.TENANTD_SMTP_SECURE ?? (port === 465 ? "true" : "false")),
-      user: env.TENANTD_SMTP_USER,
-      pass: env.TENANTD_SMTP_PASS,
-    },
-  };
+/** The layers a library caller has: its config object over the environment. */
+export function libraryLayers(input: TenantBackendConfig, env: NodeJS.ProcessEnv): Layer[] {
+  return [
+    { kind: "option", label: "createTenantBackend option", values: input as Record<string, unknown> },
+    { kind: "env", env },
+  ];
 }
 
 export function resolveConfig(input: TenantBackendConfig = {}, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const parsed = v.safeParse(ConfigSchema, input);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const path = v.getDotPath(issue) ?? issue.path?.map((p) => String(p.key)).join(".") ?? "(root)";
-    throw new ConfigError(`tenantd config: option "${path}" ${issue.message}`);
+  return resolveLayers(libraryLayers(input, env), env);
+}
+
+/** Validates and merges option layers (highest first) and builds the resolved configuration. */
+export function resolveLayers(layers: Layer[], env: NodeJS.ProcessEnv): ResolvedConfig {
+  const { get, sourceOf, code } = collectOptions(OPTIONS, CODE_ONLY, layers, (m) => new ConfigError(`tenantd config: ${m}`));
+  const num = (path: string, dflt: number) => (get(path) as number | undefined) ?? dflt;
+  const bool = (path: string) => get(path) as boolean | undefined;
+
+  const mode = (get("mode") as ResolvedConfig["mode"] | undefined) ?? (env.NODE_ENV === "production" ? "production" : "development");
+  const dataDir = resolve((get("dataDir") as string | undefined) ?? ".tenantd");
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const secret = get("secretKey") as string | undefined;
+  const serverKey = secret !== undefined ? parseServerKey(secret, describeSource(sourceOf("secretKey"))) : loadOrCreateServerKey(dataDir);
+  const databasePath = get("databasePath") as string | undefined;
+  const databaseUrl = get("database.url") as string | undefined;
+
+  const smtpHost = get("email.smtp.host") as string | undefined;
+  const transport = (get("email.transport") as "outbox" | "smtp" | undefined) ?? (smtpHost ? "smtp" : "outbox");
+  if (transport === "smtp" && !smtpHost) {
+    throw new ConfigError(`tenantd config: email.transport is "smtp" (${describeSource(sourceOf("email.transport"))}) but no SMTP server is set: set email.smtp.host (env TENANTD_SMTP_HOST).`);
   }
-  const c = parsed.output;
-  const dataDir = resolve(c.dataDir ?? env.TENANTD_DATA_DIR ?? ".tenantd");
-  mkdirSync(dataDir, { recursive: true });
-  const secret = c.secretKey ?? env.TENANTD_SECRET_KEY;
-  const serverKey = secret !== undefined
-    ? parseServerKey(secret, c.secretKey !== undefined ? 'option "secretKey"' : "TENANTD_SECRET_KEY")
-    : loadOrCreateServerKey(dataDir);
-  const publicUrl = (c.publicUrl ?? env.TENANTD_PUBLIC_URL ?? "http://localhost:3000").replace(/\/+$/, "");
-  if (!/^https?:\/\//.test(publicUrl)) throw new ConfigError(`tenantd config: option "publicUrl" must be an http(s) URL (got ${publicUrl})`);
-  if (c.email?.transport === "smtp" && !c.email.smtp) throw new ConfigError('tenantd config: option "email.smtp" is required when email.transport is "smtp"');
-  const log = typeof c.logger === "object" ? c.logger : createConsoleLogger(c.logger ?? "info");
+  const smtpPort = num("email.smtp.port", 587);
+  const email: ResolvedConfig["email"] = {
+    transport,
+    from: (get("email.from") as string | undefined) ?? "tenantd <no-reply@localhost>",
+    smtp: smtpHost
+      ? {
+          host: smtpHost,
+          port: smtpPort,
+          secure: bool("email.smtp.secure") ?? smtpPort === 465,
+          user: get("email.smtp.user") as string | undefined,
+          pass: get("email.smtp.pass") as string | undefined,
+          ...(bool("email.smtp.ignoreTLS") !== undefined && { ignoreTLS: bool("email.smtp.ignoreTLS") }),
+        }
+      : undefined,
+  };
+
+  const logger = code.logger as Logger | undefined;
+  const level = (get("logger") as LogLevel | undefined) ?? "info";
+  const format = (get("logFormat") as LogFormat | undefined) ?? "pretty";
+  const cdn = get("files.cdnBaseUrl") as string | undefined;
   return {
+    mode,
     dataDir,
-    databasePath: c.databasePath === ":memory:" ? ":memory:" : resolve(dataDir, c.databasePath ?? "tenantd.db"),
-    database: c.database && { url: c.database.url, pool: { max: c.database.pool?.max ?? 10 } },
-    storage: c.storage,
+    databasePath: databasePath === ":memory:" ? ":memory:" : resolve(dataDir, databasePath ?? "tenantd.db"),
+    database: databaseUrl ? { url: databaseUrl, pool: { max: num("database.pool.max", 10) } } : undefined,
+    storage: code.storage as Driver | undefined,
     serverKey,
-    publicUrl,
-    maxJsonBytes: c.maxJsonBytes ?? 1024 * 1024,
-    argon2: { ...OWASP_ARGON2, ...c.argon2 },
-    trustProxy: c.trustProxy ?? false,
-    rateLimit: c.rateLimit === false ? false : { windowSeconds: 60, perIp: 30, perEmail: 10, ...c.rateLimit },
-    email: resolveEmail(c.email, env),
-    webhooks: { allowInsecure: c.webhooks?.allowInsecure ?? /^(1|true)$/i.test(env.TENANTD_WEBHOOKS_ALLOW_INSECURE ?? ""), timeoutMs: c.webhooks?.timeoutMs ?? 1500 },
-    files: { maxBytes: c.files?.maxBytes ?? 10 * 1024 * 1024, cdnBaseUrl: c.files?.cdnBaseUrl?.replace(/\/+$/, "") ?? null },
-    devBilling: c.devBilling ?? (env.TENANTD_DEV_BILLING !== undefined ? /^(1|true)$/i.test(env.TENANTD_DEV_BILLING) : env.NODE_ENV !== "production"),
-    stripeApi: c.stripeApi,
-    bootstrap: c.bootstrap ?? true,
-    clock: c.clock ?? systemClock,
-    log,
+    publicUrl: ((get("publicUrl") as string | undefined) ?? "http://localhost:3000").replace(/\/+$/, ""),
+    maxJsonBytes: num("maxJsonBytes", 1024 * 1024),
+    argon2: {
+      memoryCost: num("argon2.memoryCost", OWASP_ARGON2.memoryCost),
+      timeCost: num("argon2.timeCost", OWASP_ARGON2.timeCost),
+      parallelism: num("argon2.parallelism", OWASP_ARGON2.parallelism),
+    },
+    trustProxy: toTrustProxy((get("trustProxy") as TrustProxyOption | undefined) ?? false),
+    refreshReuseGraceSeconds: num("refreshReuseGraceSeconds", 5),
+    bodyIdleTimeoutSeconds: num("bodyIdleTimeoutSeconds", 30),
+    rateLimit: get("rateLimit") === false ? false : { windowSeconds: num("rateLimit.windowSeconds", 60), perIp: num("rateLimit.perIp", 30), perEmail: num("rateLimit.perEmail", 10) },
+    email,
+    emailChosen: get("email.transport") !== undefined || smtpHost !== undefined,
+    webhooks: { allowInsecure: bool("webhooks.allowInsecure") ?? false, timeoutMs: num("webhooks.timeoutMs", 1500) },
+    files: { maxBytes: num("files.maxBytes", 10 * 1024 * 1024), cdnBaseUrl: cdn?.replace(/\/+$/, "") ?? null },
+    devBilling: bool("devBilling") ?? mode !== "production",
+    stripeApi: code.stripeApi as ResolvedConfig["stripeApi"],
+    bootstrap: bool("bootstrap") ?? true,
+    dashboard: get("dashboard") === false ? false : { path: ((get("dashboard.path") as string | undefined) ?? "/_").replace(/\/+$/, "") },
+    clock: (code.clock as Clock | undefined) ?? systemClock,
+    log: logger ? safeLogger(logger) : createConsoleLogger(level, format),
+    accessLog: bool("accessLog") ?? true,
+    drainTimeoutMs: num("drainTimeoutMs", 10_000),
   };
 }

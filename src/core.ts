@@ -11,7 +11,7 @@ import { createHooks, type Hooks } from "./hooks.ts";
 import type { Clock } from "./clock.ts";
 import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
 import type { Logger } from "./log.ts";
-import { installAreas } from "./areas.ts";
+import { installAreas } from "./area-install.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -21,6 +21,9 @@ export interface Core {
   config: ResolvedConfig;
   clock: Clock;
   log: Logger;
+  /** Which engine stands behind `db` (`database.url` chooses PostgreSQL). */
+  engine: "sqlite" | "postgres";
+  /** The SQLite handle; on PostgreSQL any use throws. */
   sqlite: SqliteDb;
   db: Repositories;
   /** Settles when the store's schema is current (PostgreSQL migrates asynchronously). */
@@ -45,6 +48,7 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
     config,
     clock: config.clock,
     log: config.log,
+    engine: store.engine,
     sqlite: store.sqlite,
     db: store.db,
     ready: store.ready,

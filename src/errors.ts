@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   email_not_verified: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   already_verified: 409,
   email_exists: 409,

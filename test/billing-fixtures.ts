@@ -7,6 +7,8 @@ export const DAY = 24 * 60 * 60 * 1000;
 /** A backend whose default app belongs to a signed-in developer, with billing helpers. */
 export async function billingBackend(config: TenantBackendConfig = {}) {
   const t = await startBackend(config);
+  // Checkout and portal return URLs must be on one of the app's origins.
+  await t.backend.admin.updateApp(t.app.id, { settings: { corsOrigins: ["https://app.example.com"] } });
   const devEmail = `billing-dev-${Math.random().toString(36).slice(2, 8)}@example.com`;
   let dev = await developerSession(t, devEmail, "developer password");
   let devIssued = t.clock();

@@ -163,7 +163,7 @@ describe("tenantd CLI", () => {
       expect(links).toContain(`${url}/auth/verify-email`);
       // A CLI command builds its links with the URL the server announced, not a default.
       const tenantId = ((await res.json()) as { tenant: { id: string } }).tenant.id;
-      const resent = await cli(["tenant", "resend-verification", "--app", "default", "--tenant", tenantId, "--data-dir", dir]);
+      const resent = await cli(["tenant", "resend-verification", tenantId, "--app", "default", "--data-dir", dir]);
       expect(resent.code, resent.stderr).toBe(0);
       const after = JSON.parse((await cli(["mail", "list", "--json", "--data-dir", dir])).stdout).messages as { link: string }[];
       expect(after).toHaveLength(2);

@@ -229,6 +229,15 @@ describe("unique fields and upsert", () => {
     expect((await api.list("users")).body.total).toBe(1);
   });
 
+  it("upsert still answers 409 when two records held the key before it was made unique", async () => {
+    const { t, api } = await dataBackend({ users: {} });
+    await api.seed("users", [{ email: "a@x.io", n: 1 }, { email: "a@x.io", n: 2 }]);
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: { users: { unique: ["email"] } } } });
+    expectError(await api.upsert("users", { email: "a@x.io", n: 3 }), 409, "conflict");
+    expect((await api.upsert("users", { email: "b@x.io", n: 3 })).status).toBe(201);
+    expect((await api.upsert("users", { email: "b@x.io", n: 4 })).body.record.data).toEqual({ email: "b@x.io", n: 4 });
+  });
+
   it("explains what is missing for an upsert", async () => {
     const { api } = await dataBackend({ users: { unique: ["email"] } });
     const noField = await api.upsert("users", { name: "x" });

@@ -10,3 +10,16 @@ describe("docs/errors.md", () => {
     expect(Object.fromEntries(rows)).toEqual(ERROR_CODES);
   });
 });
+
+describe("docs code blocks", () => {
+  it("every block fenced as JSON is JSON (no comments, no ellipses outside strings)", async () => {
+    const { readdirSync } = await import("node:fs");
+    const dir = new URL("../docs/", import.meta.url);
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".md"))) {
+      const doc = readFileSync(new URL(file, dir), "utf8");
+      for (const [, block] of doc.matchAll(/```json\n([\s\S]*?)```/g)) {
+        expect(() => JSON.parse(block!), `${file}: ${block!.slice(0, 60)}`).not.toThrow();
+      }
+    }
+  });
+});

@@ -15,7 +15,7 @@ interface Started {
 describe.each([
   ["standalone", startStandalone, "", null],
   ["node:http", startNodeHttp, "", "/health"],
-  ["express", startExpress, "/backend", "/"],
+  ["express", startExpress, "", "/hello"],
 ] as const)("example %s", (_name, start, prefix, hostRoute) => {
   it("serves tenantd over real HTTP beside the host's routes", async () => {
     const s = (await start({ port: 0, dataDir: tempDir(), logger: "silent" })) as Started;

@@ -124,7 +124,7 @@ describe.each(DRIVERS)("files on the $name driver", (driver) => {
     expect(await t.storedKeys()).toEqual([]);
   });
 
-  test("the stored type is the sniffed one, and only raster images, audio, video and PDF are inline", async () => {
+  test("the stored type is the sniffed one, and only raster images, audio and video are inline (PDF downloads on the API origin)", async () => {
     const t = await start();
     const cases = [
       { name: "a.png", data: sample("png"), mime: "image/png", inline: true },
@@ -135,7 +135,7 @@ describe.each(DRIVERS)("files on the $name driver", (driver) => {
       { name: "a.heic", data: sample("heic"), mime: "image/heic", inline: false },
       { name: "a.bmp", data: sample("bmp"), mime: "image/bmp", inline: true },
       { name: "a.ico", data: sample("ico"), mime: "image/x-icon", inline: true },
-      { name: "a.pdf", data: sample("pdf"), mime: "application/pdf", inline: true },
+      { name: "a.pdf", data: sample("pdf"), mime: "application/pdf", inline: false },
       { name: "a.mp3", data: sample("mp3"), mime: "audio/mpeg", inline: true },
       { name: "a.ogg", data: sample("ogg"), mime: "audio/ogg", inline: true },
       { name: "a.wav", data: sample("wav"), mime: "audio/wav", inline: true },

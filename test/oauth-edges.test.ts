@@ -90,7 +90,8 @@ describe("starting a sign-in", () => {
     const rows = t.backend.core.sqlite.prepare("SELECT state_hash, code_verifier, browser_hash FROM oauth_states").all() as Record<string, string>[];
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(state);
-    expect(rows[0]!.code_verifier!.startsWith("enc:v1:")).toBe(true);
+    // Sealed and bound to the app (AES-GCM associated data).
+    expect(rows[0]!.code_verifier!.startsWith("enc:v2:")).toBe(true);
   });
 
   it("binds the state with an httpOnly SameSite=Lax cookie, Secure on https, SameSite=None for Apple's form post", async () => {
@@ -218,14 +219,14 @@ describe("linking rules", () => {
     expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM oauth_accounts WHERE tenant_id = ?").pluck().get(squatter.id)).toBe(0);
   });
 
-  it("Apple: an email only in the unsigned first-time user field is used, but not as verified", async () => {
+  it("Apple: an email only in the unsigned first-time user field is neither linked nor used as the address", async () => {
     const t = await oauthBackend(fake);
     const existing = await signupTenant(t);
     const linked = await signInWith(t, fake, "apple", { id: "001.aa.01", email: existing.email, emailOnlyInUserField: true });
     expect(linked.back.form?.user).toContain(existing.email);
-    expect(linked.fragment.get("error")).toBe("email_not_verified");
+    expect((await me(t, linked.fragment.get("service_access_token")!)).body.tenant).toMatchObject({ email: "apple-001.aa.01@oauth.invalid", emailVerifiedAt: null });
     const fresh = await signInWith(t, fake, "apple", { id: "001.bb.02", email: "fresh@example.com", emailOnlyInUserField: true });
-    expect((await me(t, fresh.fragment.get("service_access_token")!)).body.tenant).toMatchObject({ email: "fresh@example.com", emailVerifiedAt: null });
+    expect((await me(t, fresh.fragment.get("service_access_token")!)).body.tenant).toMatchObject({ email: "apple-001.bb.02@oauth.invalid", emailVerifiedAt: null });
   });
 
   it("scopes set in the settings replace the defaults (X without email access)", async () => {

@@ -143,7 +143,7 @@ describe("exact under concurrency", () => {
     const t = await newTenant();
     const s = session();
     await db.sessions.create(t, "app1", s);
-    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-next-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: -1 }));
+    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-next-${i}`, sealed: `sealed-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: -1 }));
     const kinds = outcomes.map((o) => o.kind);
     expect(kinds.filter((k) => k === "rotated")).toHaveLength(1);
     expect(kinds.filter((k) => k === "reused")).toHaveLength(1);
@@ -151,12 +151,17 @@ describe("exact under concurrency", () => {
     expect((await db.sessions.state(s.id))?.endedAt).toBe(T0 + 5);
   });
 
-  test("refresh rotation: concurrent refreshes within the grace window each get a new token", async () => {
+  test("refresh rotation: concurrent refreshes within the grace window get the one successor, never a sibling", async () => {
     const t = await newTenant();
     const s = session();
     await db.sessions.create(t, "app1", s);
-    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-g-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: 10_000 }));
-    expect(outcomes.every((o) => o.kind === "rotated")).toBe(true);
+    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-g-${i}`, sealed: `sealed-g-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: 10_000 }));
+    expect(outcomes.filter((o) => o.kind === "rotated")).toHaveLength(1);
+    const repeats = outcomes.filter((o) => o.kind === "repeat");
+    expect(repeats).toHaveLength(N - 1);
+    // Every repeat hands out the successor the one rotation stored.
+    const winner = outcomes.findIndex((o) => o.kind === "rotated");
+    expect(new Set(repeats.map((o) => o.sealedSuccessor))).toEqual(new Set([`sealed-g-${winner}`]));
     expect((await db.sessions.state(s.id))?.endedAt).toBeNull();
   });
 
@@ -221,7 +226,7 @@ describe("migrations", () => {
     const sql = await openPostgres(database.url, { max: 1 });
     try {
       await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)`;
-      await expect(migrate(sql)).rejects.toThrow(/schema version 999, newer than this tenantd knows \(1\)\. Upgrade tenantd/);
+      await expect(migrate(sql)).rejects.toThrow(`schema version 999, newer than this tenantd knows (${Math.max(...PG_MIGRATIONS.map((m) => m.version))}). Upgrade tenantd`);
     } finally {
       await sql.end({ timeout: 1 });
       await database.drop();

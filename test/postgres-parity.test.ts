@@ -97,6 +97,9 @@ async function history(db: PortedRepositories): Promise<unknown[]> {
   await log("tenants.list", db.tenants.list("app1", { limit: 3, offset: 1 }));
   await log("tenants.list like escape", db.tenants.list("app1", { emailContains: "3_%", limit: 10, offset: 0 }));
   await log("tenants.list like wildcard", db.tenants.list("app1", { emailContains: "_", limit: 10, offset: 0 }));
+  await log("tenants.list created range", db.tenants.list("app1", { createdFrom: T0 + 1, createdBefore: T0 + 3, limit: 10, offset: 0 }));
+  await log("tenants.list unverified", db.tenants.list("app1", { verified: false, limit: 10, offset: 0 }));
+  await log("tenants.list verified", db.tenants.list("app1", { verified: true, limit: 10, offset: 0 }));
   await log("tenants.byEmail", db.tenants.findByEmail("app1", "user2_%@x.io"));
   await log("tenants.byId other app", db.tenants.findById("app2", "t1"));
   await log("tenants.markVerified", db.tenants.markVerified("t1", T0 + 50));
@@ -105,7 +108,7 @@ async function history(db: PortedRepositories): Promise<unknown[]> {
   await log("tenants.byId", db.tenants.findById("app1", "t1"));
 
   await log("sessions.state", db.sessions.state("s1"));
-  const next = (hash: string, now: number, graceMs = 10_000) => ({ appId: "app1", hash, now, expiresAt: now + 864e5, graceMs });
+  const next = (hash: string, now: number, graceMs = 10_000) => ({ appId: "app1", hash, sealed: `sealed-${hash}`, now, expiresAt: now + 864e5, graceMs });
   await log("sessions.rotate", db.sessions.rotate("r-s1", next("r-s1b", T0 + 10)));
   await log("sessions.rotate other app", db.sessions.rotate("r-s1b", { ...next("x", T0 + 11), appId: "app2" }));
   await log("sessions.rotate within grace", db.sessions.rotate("r-s1", next("r-s1c", T0 + 20)));
@@ -146,9 +149,17 @@ async function history(db: PortedRepositories): Promise<unknown[]> {
   for (let i = 0; i < 4; i++) await log(`webhooks.enqueue ${i}`, db.webhooks.enqueue({ id: `e${i}`, appId: "app1", event: "tenant.created", tenantId: i % 2 ? null : "t1", data: `d${i}`, createdAt: T0 + i }));
   await log("webhooks.queued", db.webhooks.queuedCount("app1"));
   await log("webhooks.claim", db.webhooks.claim(3, T0 + 10));
-  await log("webhooks.finish", db.webhooks.finish("e0", { status: "delivered", url: "https://h/2", statusCode: 200, error: null, durationMs: 12, finishedAt: T0 + 11 }));
+  await log("webhooks.finish", db.webhooks.finish("e0", { status: "delivered", url: "https://h/2", statusCode: 200, error: null, durationMs: 12, finishedAt: T0 + 11, bodySealed: "sealed-body-e0" }));
   await log("webhooks.failStale", db.webhooks.failStale(T0 + 11, T0 + 12, "stopped"));
   await log("webhooks.deliveries", db.webhooks.listDeliveries("app1", 2, 1));
+  await log("webhooks.findDelivery", db.webhooks.findDelivery("app1", "e0"));
+  await log("webhooks.findDelivery other app", db.webhooks.findDelivery("app2", "e0"));
+  await log("admin.deliveries", db.admin.deliveries("app1", undefined, 10, 0));
+  await log("admin.deliveries failed", db.admin.deliveries("app1", "failed", 10, 0));
+  await log("webhooks.prune bodies", db.webhooks.prune(T0 + 5, T0 - 1));
+  await log("webhooks.findDelivery pruned body", db.webhooks.findDelivery("app1", "e0"));
+  await log("webhooks.prune rows", db.webhooks.prune(T0 + 5, T0 + 2));
+  await log("webhooks.deliveries pruned", db.webhooks.listDeliveries("app1", 10, 0));
   await log("webhooks.removeConfig", db.webhooks.removeConfig("app1"));
 
   const file = (id: string, size: number) => ({ id, appId: "app1", tenantId: "t1", pathname: `p/${id}`, sizeBytes: size, mimeType: "image/png", originalFilename: null, sha256: "ab", createdAt: T0 });
@@ -165,6 +176,21 @@ async function history(db: PortedRepositories): Promise<unknown[]> {
   await log("files.tenantBlobs", db.files.tenantBlobs("app1", "t1"));
   await log("files.appBlobs", db.files.appBlobs("app1", "f1", 10));
   await log("stats", db.stats.appUsage("app1", T0));
+  await log("stats.tenantRecords", db.stats.tenantRecords("app1", "t1"));
+  await log("sessions.beginTenantDeletion", db.sessions.beginTenantDeletion("app1", "t3", T0 + 60));
+  await log("sessions.state deleting", db.sessions.state("s3"));
+  await log("files.insert tenant deleting", db.files.insert({ ...file("f6", 1), tenantId: "t3" }, null));
+  await log("sessions.cancelTenantDeletion", db.sessions.cancelTenantDeletion("app1", "t3"));
+  await log("sessions.state deletion cancelled", db.sessions.state("s3"));
+  await log("files.insert deletion cancelled", db.files.insert({ ...file("f7", 1), tenantId: "t3" }, null));
+  for (const sort of ["createdAt", "-createdAt", "email", "-email"] as const) {
+    await log(`admin.searchTenants ${sort}`, db.admin.searchTenants("app1", { sort, limit: 3, offset: 1, now: T0 }));
+  }
+  await log("admin.searchTenants email", db.admin.searchTenants("app1", { email: "3_%", sort: "email", limit: 10, offset: 0, now: T0 }));
+  await log("admin.searchTenants verified", db.admin.searchTenants("app1", { verified: true, createdFrom: T0, createdTo: T0 + 3, sort: "createdAt", limit: 10, offset: 0, now: T0 }));
+  await log("admin.tenantSessions", db.admin.tenantSessions("app1", "t1"));
+  await log("admin.recordCounts", db.admin.recordCounts("app1", "t1"));
+  await log("admin.tenantFileIds", db.admin.tenantFileIds("app1", "t1", 2, 0));
 
   await log("billing.insertPlan", db.billing.insertPlan(plan("p1", "app1", "pro", 2)));
   await log("billing.insertPlan 2", db.billing.insertPlan(plan("p2", "app1", "basic", 1)));

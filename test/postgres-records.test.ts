@@ -11,6 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresEngine } from "./_engines.ts";
 
+/** The clock reading `list` takes (SQLite's automatic indexes use it; PostgreSQL ignores it). */
+const LIST_NOW = Date.UTC(2026, 0, 15, 12);
+
 /**
  * Records on PostgreSQL against the SQLite implementation as the reference: the same
  * records, several hundred random filters and sorts (mixed types, missing fields, nulls,
@@ -141,10 +144,10 @@ describe("records on PostgreSQL match SQLite", () => {
       const filter = Object.fromEntries(Array.from({ length: Math.floor(r() * 4) }, () => randomCondition(r, times, ids)));
       const sort = randomSort(r);
       const indexed = r() < 0.5 ? ["v", "n.x"] : [];
-      const page = { limit: r() < 0.7 ? 1000 : 1 + Math.floor(r() * 30), offset: r() < 0.7 ? 0 : Math.floor(r() * 40), maxBytes: 8 * 1024 * 1024 };
+      const page = { limit: r() < 0.7 ? 1000 : 1 + Math.floor(r() * 30), offset: r() < 0.7 ? 0 : Math.floor(r() * 40), maxBytes: 8 * 1024 * 1024, maxRecordBytes: 1024 * 1024 };
       const conditions = parseFilter(JSON.stringify(filter));
       const sortKeys = parseSort(sort && JSON.stringify(sort));
-      const [a, b] = await Promise.all(engines.map(([, db]) => db.records.list(scope("ten1", indexed), conditions, sortKeys, page)));
+      const [a, b] = await Promise.all(engines.map(([, db]) => db.records.list(scope("ten1", indexed), conditions, sortKeys, page, LIST_NOW)));
       const idsA = a!.records.map((x) => x.id);
       const idsB = b!.records.map((x) => x.id);
       if (a!.total > 0) nonEmpty++;
@@ -167,7 +170,7 @@ describe("records on PostgreSQL match SQLite", () => {
     ];
     for (const f of filters) {
       const c = parseFilter(JSON.stringify(f));
-      const [a, b] = await Promise.all(engines.map(([, db]) => db.records.list(scope("ten1"), c, parseSort(undefined), { limit: 1000, offset: 0, maxBytes: 1e7 })));
+      const [a, b] = await Promise.all(engines.map(([, db]) => db.records.list(scope("ten1"), c, parseSort(undefined), { limit: 1000, offset: 0, maxBytes: 1e7, maxRecordBytes: 1024 * 1024 }, LIST_NOW)));
       expect({ f, ids: b!.records.map((x) => x.id), total: b!.total }).toEqual({ f, ids: a!.records.map((x) => x.id), total: a!.total });
     }
   });
@@ -192,7 +195,7 @@ describe("records on PostgreSQL", () => {
       Array.from({ length: 12 }, (_, i) => pg.db.records.upsert(s, { field: "sku", value: "A-1" }, `up-${i}`, { sku: "A-1", n: i }, (d) => ({ ...d, hits: Number(d.hits ?? 0) + 1 }), T0, ["sku"])),
     );
     expect(ups.filter((u) => u.created)).toHaveLength(1);
-    const all = await pg.db.records.list(s, parseFilter(JSON.stringify({ sku: "A-1" })), parseSort(undefined), { limit: 100, offset: 0, maxBytes: 1e7 });
+    const all = await pg.db.records.list(s, parseFilter(JSON.stringify({ sku: "A-1" })), parseSort(undefined), { limit: 100, offset: 0, maxBytes: 1e7, maxRecordBytes: 1024 * 1024 }, LIST_NOW);
     expect(all.total).toBe(1);
     expect(JSON.parse(all.records[0]!.data).hits).toBe(11);
   });
@@ -233,7 +236,7 @@ describe("records on PostgreSQL", () => {
     const s = scope("ten2");
     await pg.db.records.insert(s, "big-1", { blob: "x".repeat(1000) }, T0, []);
     await pg.db.records.insert(s, "big-2", { blob: "y".repeat(1000) }, T0 + 1, []);
-    const page = await pg.db.records.list(s, parseFilter('{"blob":{"$gt":""}}'), parseSort(undefined), { limit: 10, offset: 0, maxBytes: 1500 });
+    const page = await pg.db.records.list(s, parseFilter('{"blob":{"$gt":""}}'), parseSort(undefined), { limit: 10, offset: 0, maxBytes: 1500, maxRecordBytes: 1024 * 1024 }, LIST_NOW);
     expect(page.records.map((x) => x.id)).toEqual(["big-2"]);
     expect(page.total).toBe(2);
     expect(await pg.db.records.createShareLink(s, "big-1", { id: "sh1", createdAt: T0, expiresAt: null }, "th1")).toBe(true);

@@ -1,15 +1,15 @@
-// tenantd inside an Express app, under /backend. Express strips the mount path,
-// so tenantd sees its usual /api/v1/... paths.
+// tenantd inside an Express 5 app that has its own JSON body parser and routes.
+// tenantd answers /api/v1/**; every other request goes on to the app's own routes.
 import express from "express";
-import { toNodeHandler } from "h3/node";
-import { createTenantBackend } from "tenantd";
+import { createTenantBackend, toNodeHandler } from "tenantd";
 
-export async function start({ port = 3000, dataDir = "./.tenantd", logger = "info" } = {}) {
-  const backend = await createTenantBackend({ dataDir, logger });
+export async function start({ port = 3000, dataDir = "./.tenantd", logger = "info", publicUrl } = {}) {
+  const backend = await createTenantBackend({ dataDir, logger, publicUrl: publicUrl ?? `http://localhost:${port}` });
   const app = express();
-  app.get("/", (_req, res) => res.send("my express app"));
-  // Mounted before any body parser: tenantd reads (and size-limits) request bodies itself.
-  app.use("/backend", toNodeHandler(backend));
+  app.use(express.json());
+  app.use(toNodeHandler(backend));
+  app.get("/hello", (req, res) => res.json({ hello: req.query.name ?? "world" }));
+  app.post("/echo", (req, res) => res.json({ youSent: req.body }));
   const server = await new Promise((resolve) => {
     const s = app.listen(port, "127.0.0.1", () => resolve(s));
   });
@@ -24,6 +24,7 @@ export async function start({ port = 3000, dataDir = "./.tenantd", logger = "inf
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { url } = await start({ port: Number(process.env.PORT ?? 3000) });
-  console.log(`express app on ${url}, tenantd under ${url}/backend`);
+  const port = Number(process.env.PORT ?? 3000);
+  const { url } = await start({ port });
+  console.log(`express app on ${url}: tenantd under ${url}/api/v1, the app's own routes beside it (${url}/hello)`);
 }

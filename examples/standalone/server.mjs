@@ -1,7 +1,6 @@
 // tenantd on its own: the same as `npx tenantd serve`, written out.
 import { createServer } from "node:http";
-import { toNodeHandler } from "h3/node";
-import { createTenantBackend, attachJsonClientErrors } from "tenantd";
+import { createTenantBackend, toNodeHandler, attachJsonClientErrors } from "tenantd";
 
 export async function start({ port = 3000, dataDir = "./.tenantd", logger = "info" } = {}) {
   const backend = await createTenantBackend({ dataDir, logger });

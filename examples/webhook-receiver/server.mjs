@@ -1,6 +1,8 @@
 import { createServer } from "node:http";
+import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { createReplayGuard, verifyDelivery } from "./verify.mjs";
+import { verifyWebhook } from "tenantd/webhooks";
+import { createReplayGuard } from "./verify.mjs";
 
 /** @typedef {import("./verify.mjs").TenantdEvent} TenantdEvent */
 
@@ -35,10 +37,8 @@ export function createReceiver(opts) {
     const raw = await readRaw(req, opts.maxBodyBytes ?? 1024 * 1024);
     if (raw === null) return reply(413, { error: "payload_too_large" });
 
-    const signature = /** @type {string | undefined} */ (req.headers["x-service-signature"]);
-    const timestamp = /** @type {string | undefined} */ (req.headers["x-service-timestamp"]);
-    const result = verifyDelivery(raw, { signature, timestamp }, { secret: opts.secret, now });
-    if (!result.ok) return reply(401, { error: result.reason });
+    const result = await verifyWebhook(raw, req.headers, opts.secret, { now: now() });
+    if (!result.ok) return reply(401, { error: result.error });
     if (!replays.firstSight(result.signature, result.event.timestamp, now())) return reply(409, { error: "replayed" });
 
     const handler = opts.handlers[result.event.event];
@@ -55,7 +55,8 @@ export function createReceiver(opts) {
 }
 
 // Run directly: WEBHOOK_SECRET=whsec_… PORT=4000 node examples/webhook-receiver/server.mjs
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// (real paths on both sides: under pnpm or npm link, node_modules/tenantd is a symlink)
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const secret = process.env.WEBHOOK_SECRET;
   if (!secret) {
     console.error("Set WEBHOOK_SECRET to the signing secret tenantd printed (tenantd webhook set / rotate).");

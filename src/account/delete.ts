@@ -1,6 +1,7 @@
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import { fail } from "../errors.ts";
+import { sweepTenantBlobs } from "../files/service.ts";
 
 export type DeletionReason = "self_delete" | "admin_delete";
 
@@ -14,8 +15,18 @@ export type DeletionReason = "self_delete" | "admin_delete";
 export async function deleteTenant(core: Core, app: AppRow, tenantId: string, reason: DeletionReason): Promise<void> {
   const tenant = await core.db.tenants.findById(app.id, tenantId);
   if (!tenant) throw fail("not_found", "No such tenant in this app.");
-  await core.hooks.emit("tenant.deleting", { app, tenantId: tenant.id });
+  // Before anything is removed: no request of this tenant starts, and no new file lands.
+  await core.db.sessions.beginTenantDeletion(app.id, tenant.id, core.clock());
+  try {
+    await core.hooks.emit("tenant.deleting", { app, tenantId: tenant.id });
+  } catch (e) {
+    await core.db.sessions.cancelTenantDeletion(app.id, tenant.id);
+    throw e;
+  }
   // Two deletions racing: only the one that removed the row reports it.
   if (!(await core.db.tenants.remove(app.id, tenant.id))) throw fail("not_found", "No such tenant in this app.");
+  // Uploads that were already past their checks when the deletion began may have written a
+  // blob since the files were listed; their rows were refused, so the blobs go by prefix.
+  await sweepTenantBlobs(core, app.id, tenant.id);
   await core.hooks.emit("tenant.deleted", { app, tenantId: tenant.id, email: tenant.email, locale: tenant.locale, reason });
 }

@@ -4,7 +4,7 @@ import type { JsonObject } from "../tools/merge-patch.ts";
 import { createApp, deleteApp, requireAppRef, rotatePublishableKey, rotateSecretKey, setAppOwner, toPublicApp, updateApp, type PublicApp } from "../apps/service.ts";
 import { createDeveloper, setDeveloperPassword, toPublicDeveloper } from "./developers.ts";
 import { getWebhookConfig, removeWebhookConfig, rotateWebhookSecret, setWebhookUrl } from "../webhooks/config.ts";
-import { listDeliveries } from "../webhooks/deliveries.ts";
+import { getDelivery, listDeliveries } from "../webhooks/deliveries.ts";
 import { deleteTenant } from "../account/delete.ts";
 import { fail } from "../errors.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
@@ -67,6 +67,10 @@ export function createAdminApi(core: Core) {
     },
     async listWebhookDeliveries(ref: string, page: { limit?: number; offset?: number } = {}) {
       return listDeliveries(core, await requireAppRef(core, ref), { limit: page.limit ?? 50, offset: page.offset ?? 0 });
+    },
+    /** One delivery with the exact body it sent. */
+    async getWebhookDelivery(ref: string, id: string) {
+      return getDelivery(core, await requireAppRef(core, ref), id);
     },
     /** Deletes a tenant (by id or email) as the app owner: fires `tenant.deleted` with reason `admin_delete`. */
     async deleteTenant(ref: string, tenantRef: string): Promise<{ tenantId: string; email: string }> {

@@ -1,3 +1,4 @@
+import { COMMON_PASSWORD_MESSAGE, isUncommonPassword } from "../auth/common-passwords.ts";
 import * as v from "valibot";
 import { newId, newToken, hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
@@ -18,6 +19,7 @@ export const PasswordSchema = v.pipe(
   v.string(),
   v.minLength(8, "password must be at least 8 characters"),
   v.maxLength(256, "password must be at most 256 characters"),
+  v.check(isUncommonPassword, COMMON_PASSWORD_MESSAGE),
 );
 
 export const toPublicDeveloper = (d: DeveloperRow) => ({ id: d.id, email: d.email, createdAt: toIso(d.createdAt)! });

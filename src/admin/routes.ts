@@ -1,25 +1,24 @@
 import * as v from "valibot";
-import { getRouterParam, getQuery, type H3Event } from "h3";
+import { getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson, parseInput } from "../http/body.ts";
-import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
-import { enforceRateLimit } from "../http/rate-limit.ts";
+import { noStore, requireDeveloper, requireOwnApp } from "../http/guards.ts";
+import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
 import { createApp, deleteApp, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
 import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
 import { toPublicTenant } from "../auth/tenant-view.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
+import { registerTenantAdminRoutes } from "./tenant-routes.ts";
+import { registerToolsAdminRoutes } from "./tools-routes.ts";
 
-const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
-const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
-const UpdateAppBody = v.strictObject({
+export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
+export const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
+export const UpdateAppBody = v.strictObject({
   name: v.optional(AppNameSchema),
   settings: v.optional(v.custom<JsonObject>(isPlainObject, "settings must be an object (a JSON merge patch)")),
 });
-const intString = (max: number, dflt: number) =>
-  v.optional(v.pipe(v.string(), v.regex(/^\d+$/, "must be a whole number"), v.transform(Number), v.maxValue(max, `must be at most ${max}`)), String(dflt));
-const TenantListQuery = v.object({ email: v.optional(v.string()), limit: intString(1000, 50), offset: intString(Number.MAX_SAFE_INTEGER, 0) });
 
 export function registerAdminRoutes(router: Router, core: Core): void {
   const ownApp = async (event: H3Event) => {
@@ -29,8 +28,9 @@ export function registerAdminRoutes(router: Router, core: Core): void {
 
   router.post("/api/v1/developer/login", async (event) => {
     const body = await readJson(event, LoginBody, core.config.maxJsonBytes);
+    noStore(event);
     enforceRateLimit(event, core, "developer-login", { email: body.email });
-    return loginDeveloper(core, body.email, body.password);
+    return withLoginBackoff(core, `developer|${body.email}`, () => loginDeveloper(core, body.email, body.password));
   });
   router.post("/api/v1/developer/logout", async (event) => {
     const { tokenHash } = await requireDeveloper(event, core);
@@ -77,15 +77,11 @@ export function registerAdminRoutes(router: Router, core: Core): void {
     app: toPublicApp(await rotatePublishableKey(core, await ownApp(event))),
   }));
 
-  router.get("/api/v1/admin/apps/:appId/tenants", async (event) => {
-    const app = await ownApp(event);
-    const q = parseInput(TenantListQuery, getQuery(event), "query");
-    const { tenants, total } = await core.db.tenants.list(app.id, { emailContains: q.email?.trim().toLowerCase(), limit: q.limit, offset: q.offset });
-    return { tenants: tenants.map(toPublicTenant), total, limit: q.limit, offset: q.offset };
-  });
   router.get("/api/v1/admin/apps/:appId/tenants/:tenantId", async (event) => {
     const app = await ownApp(event);
     const tenant = await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? ""));
     return { tenant: toPublicTenant(tenant) };
   });
+  registerTenantAdminRoutes(router, core);
+  registerToolsAdminRoutes(router, core);
 }

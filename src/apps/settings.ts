@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { QuotasSchema } from "../account/quotas-schema.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 
@@ -85,6 +86,7 @@ export const AppSettingsSchema = v.strictObject({
     {},
   ),
   invites: v.optional(v.strictObject({ defaultQuota: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 5) }), {}),
+  quotas: v.optional(QuotasSchema, {}),
 });
 
 export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;

@@ -39,9 +39,13 @@ export function createAccessTokens(key: Buffer, maxCached = 10_000) {
       if (!claims) {
         const parts = token.split(".");
         if (parts.length !== 3 || parts[0] !== HEADER) return { ok: false, reason: "malformed" };
-        const given = Buffer.from(parts[2]!, "base64url");
-        const expected = sign(`${parts[0]}.${parts[1]}`);
+        // Compared as text against the canonical encoding: a lenient decode would accept
+        // endless spellings of one signature ("+/" for "-_", trailing junk, padding).
+        const given = Buffer.from(parts[2]!, "utf8");
+        const expected = Buffer.from(sign(`${parts[0]}.${parts[1]}`).toString("base64url"), "utf8");
         if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: "signature" };
+        // The payload was signed as sent; only its canonical form is read.
+        if (!/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return { ok: false, reason: "malformed" };
         try {
           claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as AccessClaims;
         } catch {

@@ -3,8 +3,8 @@ import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
-import { checkTenant, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
-import { enforceRateLimit } from "../http/rate-limit.ts";
+import { checkTenant, noStore, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { login, signup, SignupBody, toLocale } from "./signup.ts";
@@ -17,14 +17,14 @@ import { introspect } from "./introspect.ts";
 import { registerAuthPages } from "./pages.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
-const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
-const RefreshBody = v.object({ refreshToken: token });
-const LogoutBody = v.object({ refreshToken: v.optional(v.pipe(v.string(), v.maxLength(200))) });
-const TokenBody = v.object({ token });
-const LocaleBody = v.object({ locale: v.optional(v.pipe(v.string(), v.maxLength(35))) });
-const ResetRequestBody = v.object({ email: EmailSchema, sendEmail: v.optional(v.boolean()) });
-const ResetBody = v.object({ token, password: PasswordSchema });
-const IntrospectBody = v.object({
+export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
+export const RefreshBody = v.object({ refreshToken: token });
+export const LogoutBody = v.object({ refreshToken: v.optional(v.pipe(v.string(), v.maxLength(200))) });
+export const TokenBody = v.object({ token });
+export const LocaleBody = v.object({ locale: v.optional(v.pipe(v.string(), v.maxLength(35))) });
+export const ResetRequestBody = v.object({ email: EmailSchema, sendEmail: v.optional(v.boolean()) });
+export const ResetBody = v.object({ token, password: PasswordSchema });
+export const IntrospectBody = v.object({
   include: v.optional(v.array(v.picklist(["subscription", "tenant"], 'must be "subscription" or "tenant"')), []),
 });
 
@@ -34,6 +34,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/signup", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, SignupBody, limit);
+    noStore(event);
     enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
     const { tenant, ...tokens } = await signup(core, app, body);
     event.res.status = 201;
@@ -43,14 +44,16 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/login", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, LoginBody, limit);
+    noStore(event);
     enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
-    const tenant = await login(core, app, body.email, body.password);
+    const tenant = await withLoginBackoff(core, `tenant|${app.id}|${body.email}`, () => login(core, app, body.email, body.password));
     return { tenant: toPublicTenant(tenant), ...(await startSession(core, tenant)) };
   });
 
   router.post("/api/v1/auth/refresh", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, RefreshBody, limit);
+    noStore(event);
     enforceRateLimit(event, core, "refresh");
     return refreshSession(core, app, body.refreshToken);
   });
@@ -92,6 +95,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/request-password-reset", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, ResetRequestBody, limit);
+    noStore(event);
     enforceRateLimit(event, core, "request-password-reset", { appId: app.id, email: body.email });
     const sendEmail = body.sendEmail ?? app.settings.email.sendEmail;
     // The publishable key is public: a reset token in the reply would hand any account to
@@ -122,6 +126,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/introspect", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, IntrospectBody, limit);
+    noStore(event);
     // The key names the app; the bearer needs no x-service-app beside it.
     const checked = event.req.headers.has("authorization") ? await checkTenant(event, core, app) : undefined;
     return introspect(core, app, checked && !("error" in checked) ? checked : undefined, body.include);

@@ -6,8 +6,8 @@ import type { NewSession, TenantRow } from "../db/tenants.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "./access-token.ts";
 
 export const REFRESH_TTL_SECONDS = 90 * 24 * 3600;
-/** Concurrent refreshes of one token within this window are not treated as reuse. */
-export const REFRESH_REUSE_GRACE_MS = 20_000;
+/** Default for `refreshReuseGraceSeconds`: long enough for tabs refreshing at once, short for a thief. */
+export const REFRESH_REUSE_GRACE_SECONDS = 5;
 
 export interface TokenPair {
   accessToken: string;
@@ -44,16 +44,20 @@ export async function startSession(core: Core, tenant: TenantRow): Promise<Token
   return tokenPair(core, tenant, session.id, refreshToken);
 }
 
-/** Rotates a refresh token. Reuse of a rotated one (outside the grace window) ends the session. */
+/**
+ * Rotates a refresh token. A repeat of the same token within the grace window (two tabs
+ * refreshing at once) gets the successor already issued; any other reuse ends the session.
+ */
 export async function refreshSession(core: Core, app: AppRow, refreshToken: string): Promise<TokenPair> {
   const now = core.clock();
-  const next = newToken("rt");
+  let next = newToken("rt");
   const outcome = await core.db.sessions.rotate(hashToken(refreshToken), {
     appId: app.id,
     hash: hashToken(next),
+    sealed: core.secrets.seal(next, app.id),
     now,
     expiresAt: now + REFRESH_TTL_SECONDS * 1000,
-    graceMs: REFRESH_REUSE_GRACE_MS,
+    graceMs: (core.config.refreshReuseGraceSeconds ?? REFRESH_REUSE_GRACE_SECONDS) * 1000,
   });
   switch (outcome.kind) {
     case "unknown":
@@ -65,6 +69,8 @@ export async function refreshSession(core: Core, app: AppRow, refreshToken: stri
     case "reused":
       core.log.warn("refresh token reuse: session ended", { sessionId: outcome.session.id, appId: outcome.session.appId });
       throw fail("session_ended", "This refresh token was already used, so the session was ended to protect the account. Sign in again.");
+    case "repeat":
+      next = core.secrets.open(outcome.sealedSuccessor, app.id);
   }
   const { session } = outcome;
   const tenant = session.appId === app.id ? await core.db.tenants.findById(app.id, session.tenantId) : undefined;

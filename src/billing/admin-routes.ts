@@ -9,7 +9,7 @@ import { syncPlanToStripe } from "./stripe-sync.ts";
 import { GiftBody, TrialBody, grantGift, grantTrial, revokeGift, tenantBilling } from "./grants.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
 
-const PlanListQuery = v.object({ archived: v.optional(v.picklist(["true", "false"], "must be true or false"), "false") });
+export const PlanListQuery = v.object({ archived: v.optional(v.picklist(["true", "false"], "must be true or false"), "false") });
 
 /** Developer administration of plans and of one tenant's billing (developer session, own apps only). */
 export function registerBillingAdminRoutes(router: Router, core: Core): void {

@@ -21,6 +21,22 @@ export const CheckoutBody = v.object({
 });
 export const PortalBody = v.object({ returnUrl: httpUrl });
 
+/**
+ * A URL the provider sends the browser back to must belong to the app: its origin is one of
+ * the app's CORS origins or the origin of an OAuth redirect URL. Anything else would make
+ * tenantd (and Stripe) an open redirect to any host.
+ */
+export function requireAppUrl(app: AppRow, raw: string, field: string): string {
+  const origin = new URL(raw).origin;
+  // "*" lets any site call the API; it never lets tenantd send a browser anywhere.
+  const allowed = new Set<string>();
+  for (const u of [...app.settings.corsOrigins, ...app.settings.oauth.redirectUrls]) if (u !== "*" && URL.canParse(u)) allowed.add(new URL(u).origin);
+  if (!allowed.has(origin)) {
+    throw fail("invalid_redirect", `body.${field}: ${origin} is not one of this app's origins. The developer adds it to settings.corsOrigins (tenantd app update --app ${app.id} --cors-origins …).`);
+  }
+  return raw;
+}
+
 async function requireTenantRow(core: Core, app: AppRow, tenantId: string) {
   const tenant = await core.db.tenants.findById(app.id, tenantId);
   if (!tenant) throw fail("not_found", "No such tenant in this app.");
@@ -40,6 +56,8 @@ function requireDevBilling(core: Core): void {
  * portal instead of getting a second subscription.
  */
 export async function startCheckout(core: Core, app: AppRow, tenantId: string, body: v.InferOutput<typeof CheckoutBody>): Promise<{ url: string }> {
+  requireAppUrl(app, body.successUrl, "successUrl");
+  requireAppUrl(app, body.cancelUrl, "cancelUrl");
   const plan = await requirePlan(core, app, body.planId, { offered: true });
   const tenant = await requireTenantRow(core, app, tenantId);
   const current = (await core.db.billing.subscriptions(app.id, tenantId)).find((s) => s.source === "billing_provider");
@@ -80,6 +98,7 @@ export async function startCheckout(core: Core, app: AppRow, tenantId: string, b
 
 /** Opens the billing portal of the tenant's provider: Stripe's, or the development page. */
 export async function openPortal(core: Core, app: AppRow, tenantId: string, returnUrl: string): Promise<{ url: string }> {
+  requireAppUrl(app, returnUrl, "returnUrl");
   await requireTenantRow(core, app, tenantId);
   const current = (await core.db.billing.subscriptions(app.id, tenantId)).find((s) => s.source === "billing_provider");
   const stripe = stripeFor(core, app);

@@ -1,7 +1,17 @@
-import Stripe from "stripe";
+import { createRequire } from "node:module";
+import type Stripe from "stripe";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import { fail } from "../errors.ts";
+
+let stripeClass: typeof Stripe | undefined;
+/**
+ * The Stripe library, loaded on first use: CLI commands and servers whose apps never touch
+ * Stripe do not pay its startup cost. A synchronous require keeps the callers synchronous.
+ */
+export function loadStripe(): typeof Stripe {
+  return (stripeClass ??= createRequire(import.meta.url)("stripe") as typeof Stripe);
+}
 
 const clients = new WeakMap<Core, Map<string, Stripe>>();
 
@@ -19,7 +29,8 @@ export function stripeFor(core: Core, app: AppRow): Stripe | null {
   let client = cache.get(cacheKey);
   if (!client) {
     const api = core.config.stripeApi;
-    client = new Stripe(core.secrets.open(sealed), {
+    const StripeClient = loadStripe();
+    client = new StripeClient(core.secrets.open(sealed), {
       maxNetworkRetries: 1,
       timeout: 20_000,
       telemetry: false,
@@ -43,13 +54,13 @@ export async function callStripe<T>(core: Core, what: string, fn: () => Promise<
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof Stripe.errors.StripeInvalidRequestError) throw fail("invalid_request", `Stripe refused to ${what}: ${e.message}`);
-    if (e instanceof Stripe.errors.StripeAuthenticationError) throw fail("provider_error", `Stripe refused the app's secret key while trying to ${what}. Check settings.billing.stripeSecretKey.`);
+    if (e instanceof loadStripe().errors.StripeInvalidRequestError) throw fail("invalid_request", `Stripe refused to ${what}: ${e.message}`);
+    if (e instanceof loadStripe().errors.StripeAuthenticationError) throw fail("provider_error", `Stripe refused the app's secret key while trying to ${what}. Check settings.billing.stripeSecretKey.`);
     core.log.error("stripe call failed", { what, error: e instanceof Error ? e.message : String(e) });
     throw fail("provider_error", `Could not reach Stripe to ${what}. Try again in a moment.`);
   }
 }
 
 export function isStripeMissing(e: unknown): boolean {
-  return e instanceof Stripe.errors.StripeInvalidRequestError && (e.statusCode === 404 || e.code === "resource_missing");
+  return e instanceof loadStripe().errors.StripeInvalidRequestError && (e.statusCode === 404 || e.code === "resource_missing");
 }

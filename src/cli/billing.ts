@@ -3,12 +3,9 @@ import { requireAppRef } from "../apps/service.ts";
 import type { Core } from "../core.ts";
 import { grantGift, grantTrial, revokeGift, tenantBilling } from "../billing/grants.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
-import { CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
+import { appArg, CliError, dataDirArg, jsonArg, print, tenantArg, withCore } from "./shared.ts";
 
-const targetArgs = {
-  app: { type: "string", description: "App id or name", required: true },
-  tenant: { type: "positional", description: "Tenant id or email", required: true },
-} as const;
+const targetArgs = { ...appArg, ...tenantArg } as const;
 
 async function target(core: Core, args: { app: string; tenant: string }) {
   const app = await requireAppRef(core, args.app);

@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { asProvider, listProviders, setProvider, setRedirectUrls, type ProviderSummary } from "../oauth/admin.ts";
-import { CliError, dataDirArg, jsonArg, print, promptSecret, withCore, commaList } from "./shared.ts";
+import { appArg, CliError, dataDirArg, jsonArg, print, promptSecret, withCore, commaList } from "./shared.ts";
 
-const appArg = { app: { type: "string", description: "App id or name", required: true } } as const;
 
 const describe = (p: ProviderSummary) =>
   !p.clientId

@@ -3,9 +3,8 @@ import { requireAppRef } from "../apps/service.ts";
 import type { PlanRow } from "../db/billing.ts";
 import { createPlan, setPlanArchived, toAdminPlan, updatePlan } from "../billing/plans.ts";
 import { syncPlanToStripe } from "../billing/stripe-sync.ts";
-import { CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
+import { appArg, CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
 
-const appArg = { app: { type: "string", description: "App id or name", required: true } } as const;
 const planArg = { plan: { type: "positional", description: "Plan id or slug", required: true } } as const;
 const fieldArgs = {
   name: { type: "string", description: "Plan name" },
@@ -23,7 +22,11 @@ type FieldArgs = { [K in keyof typeof fieldArgs]?: string };
 
 /** CLI flags to the same body the admin API takes; the plan functions validate it. */
 function toBody(args: FieldArgs): Record<string, unknown> {
-  const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
+  const num = (flag: string, s: string | undefined) => {
+    if (s === undefined) return undefined;
+    if (!/^-?\d+$/.test(s.trim())) throw new CliError(`${flag} must be a whole number (got ${s})`);
+    return Number(s);
+  };
   let entitlements: unknown;
   if (args.entitlements !== undefined) {
     try {
@@ -36,10 +39,10 @@ function toBody(args: FieldArgs): Record<string, unknown> {
     name: args.name,
     slug: args.slug,
     description: args.description,
-    priceCents: num(args["price-cents"]),
+    priceCents: num("--price-cents", args["price-cents"]),
     currency: args.currency,
     interval: args.interval,
-    sortOrder: num(args["sort-order"]),
+    sortOrder: num("--sort-order", args["sort-order"]),
     entitlements,
     stripePriceId: args["stripe-price"],
   };
@@ -48,6 +51,9 @@ function toBody(args: FieldArgs): Record<string, unknown> {
 
 const line = (p: PlanRow) =>
   `${p.id}  ${p.slug.padEnd(16)} ${(p.priceCents / 100).toFixed(2)} ${p.currency}/${p.interval}  ${JSON.stringify(p.entitlements)}${p.stripePriceId ? `  stripe:${p.stripePriceId}` : ""}${p.archivedAt ? "  (archived)" : ""}`;
+
+/** Plan fields the core names (`body.stripePriceId`) that have another flag than their kebab case. */
+const withPlanCore: typeof withCore = (args, fn) => withCore(args, fn, { flags: { stripePriceId: "--stripe-price" } });
 
 const showOne = (json: boolean, plan: PlanRow) => print(json, { plan: toAdminPlan(plan) }, () => line(plan));
 
@@ -58,7 +64,7 @@ export default defineCommand({
       meta: { name: "list", description: "List an app's plans (sorted as tenants see them)" },
       args: { ...dataDirArg, ...jsonArg, ...appArg, all: { type: "boolean", description: "Include archived plans", default: false } },
       run: ({ args }) =>
-        withCore(args, async (core) => {
+        withPlanCore(args, async (core) => {
           const app = await requireAppRef(core, args.app);
           const plans = await core.db.billing.listPlans(app.id, { includeArchived: args.all });
           print(args.json, { plans: plans.map(toAdminPlan) }, () => plans.map(line).join("\n") || "No plans yet. Create one with: tenantd plan create --app <app> --name Pro --slug pro --price-cents 900");
@@ -68,28 +74,28 @@ export default defineCommand({
       meta: { name: "create", description: "Create a plan" },
       args: { ...dataDirArg, ...jsonArg, ...appArg, ...fieldArgs },
       run: ({ args }) =>
-        withCore(args, async (core) => showOne(args.json, await createPlan(core, await requireAppRef(core, args.app), toBody(args)))),
+        withPlanCore(args, async (core) => showOne(args.json, await createPlan(core, await requireAppRef(core, args.app), toBody(args)))),
     }),
     update: defineCommand({
       meta: { name: "update", description: "Change a plan (only the flags given)" },
       args: { ...dataDirArg, ...jsonArg, ...appArg, ...planArg, ...fieldArgs },
       run: ({ args }) =>
-        withCore(args, async (core) => showOne(args.json, await updatePlan(core, await requireAppRef(core, args.app), args.plan, toBody(args)))),
+        withPlanCore(args, async (core) => showOne(args.json, await updatePlan(core, await requireAppRef(core, args.app), args.plan, toBody(args)))),
     }),
     archive: defineCommand({
       meta: { name: "archive", description: "Hide a plan from the list and checkout; subscribers keep it" },
       args: { ...dataDirArg, ...jsonArg, ...appArg, ...planArg },
-      run: ({ args }) => withCore(args, async (core) => showOne(args.json, await setPlanArchived(core, await requireAppRef(core, args.app), args.plan, true))),
+      run: ({ args }) => withPlanCore(args, async (core) => showOne(args.json, await setPlanArchived(core, await requireAppRef(core, args.app), args.plan, true))),
     }),
     unarchive: defineCommand({
       meta: { name: "unarchive", description: "Offer an archived plan again" },
       args: { ...dataDirArg, ...jsonArg, ...appArg, ...planArg },
-      run: ({ args }) => withCore(args, async (core) => showOne(args.json, await setPlanArchived(core, await requireAppRef(core, args.app), args.plan, false))),
+      run: ({ args }) => withPlanCore(args, async (core) => showOne(args.json, await setPlanArchived(core, await requireAppRef(core, args.app), args.plan, false))),
     }),
     "sync-stripe": defineCommand({
       meta: { name: "sync-stripe", description: "Create the plan's product and price in Stripe (or a new price when the plan's price changed)" },
       args: { ...dataDirArg, ...jsonArg, ...appArg, ...planArg },
-      run: ({ args }) => withCore(args, async (core) => showOne(args.json, await syncPlanToStripe(core, await requireAppRef(core, args.app), args.plan))),
+      run: ({ args }) => withPlanCore(args, async (core) => showOne(args.json, await syncPlanToStripe(core, await requireAppRef(core, args.app), args.plan))),
     }),
   },
 });

@@ -14,6 +14,16 @@ export const dataDirArg = {
   },
 } as const;
 
+/** How every command inside an app names it. */
+export const appArg = {
+  app: { type: "string", description: "App id or name", required: true, valueHint: "app" },
+} as const;
+
+/** How every command on one tenant names it: a positional id or email. */
+export const tenantArg = {
+  tenant: { type: "positional", description: "Tenant id or email", required: true },
+} as const;
+
 export const jsonArg = {
   json: { type: "boolean", description: "Print JSON (for scripts)", default: false },
 } as const;
@@ -25,7 +35,8 @@ export const jsonArg = {
  */
 export async function openCore(args: { "data-dir"?: string }, opts: { create?: boolean } = {}): Promise<Core> {
   const dataDir = resolve(args["data-dir"] ?? process.env.TENANTD_DATA_DIR ?? ".tenantd");
-  if (!existsSync(join(dataDir, "tenantd.db"))) {
+  // On PostgreSQL (TENANTD_DATABASE_URL) the data lives in the database, not in tenantd.db.
+  if (!process.env.TENANTD_DATABASE_URL && !existsSync(join(dataDir, "tenantd.db"))) {
     if (!opts.create) {
       throw new CliError(`no tenantd data directory at ${dataDir} (no tenantd.db there). Start the server once with \`tenantd serve\`, or point --data-dir (or TENANTD_DATA_DIR) at the server's data directory.`);
     }
@@ -42,27 +53,50 @@ export async function openCore(args: { "data-dir"?: string }, opts: { create?: b
 export const PUBLIC_URL_KEY = "public_url";
 
 /** Runs a command body with the core open, closing it after, and turns failures into a readable line. */
-export async function withCore<T>(args: { "data-dir"?: string }, fn: (core: Core) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+export async function withCore<T>(
+  args: { "data-dir"?: string; json?: boolean },
+  fn: (core: Core) => Promise<T>,
+  opts: { create?: boolean; flags?: Record<string, string> } = {},
+): Promise<T> {
   let core: Core | undefined;
   try {
     core = await openCore(args, opts);
     return await fn(core);
   } catch (e) {
     await core?.close();
-    return exitWith(e);
+    return exitWith(e, { json: args.json, flags: opts.flags });
   } finally {
     await core?.close();
   }
 }
 
-export function exitWith(e: unknown): never {
-  const message =
-    HTTPError.isError(e) || e instanceof ConfigError || v.isValiError(e) || e instanceof CliError
-      ? e.message
-      : e instanceof Error
-        ? e.message
-        : String(e);
-  process.stderr.write(`tenantd: ${message}\n`);
+/** Where the core points at an HTTP route, the CLI points at its own command. */
+const API_HINTS: [RegExp, string][] = [
+  [/List plans with GET \/api\/v1\/billing\/plans\./, "List them with: tenantd plan list --app <app>"],
+  [/list them with GET \/api\/v1\/admin\/apps\/[^/\s]+\/webhook-deliveries/, "list them with: tenantd webhook deliveries --app <app>"],
+];
+
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/**
+ * Prints the failure in the CLI's words and exits 1: `tenantd: <message>` on stderr, or with
+ * `--json` a `{ error, message }` object on stdout (the shape the HTTP API answers with).
+ * The core speaks of body fields (`body.slug`); here they are the flags that set them
+ * (`--slug`), by `flags` or else the field name in kebab case.
+ */
+export function exitWith(e: unknown, opts: { json?: boolean; flags?: Record<string, string> } = {}): never {
+  let message = e instanceof Error ? e.message : String(e);
+  if (HTTPError.isError(e) || v.isValiError(e)) {
+    message = message.replace(/\bbody\.([A-Za-z][A-Za-z0-9]*)/g, (_, field: string) => opts.flags?.[field] ?? `--${kebab(field)}`);
+    for (const [api, cli] of API_HINTS) message = message.replace(api, cli);
+  }
+  const code = HTTPError.isError(e)
+    ? ((e.body as { error?: string } | undefined)?.error ?? "invalid_request")
+    : e instanceof CliError || e instanceof ConfigError || v.isValiError(e)
+      ? "invalid_request"
+      : "internal_error";
+  if (opts.json) process.stdout.write(JSON.stringify({ error: code, message }, null, 2) + "\n");
+  else process.stderr.write(`tenantd: ${message}\n`);
   process.exit(1);
 }
 

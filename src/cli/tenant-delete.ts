@@ -1,14 +1,14 @@
 import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
-import { CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
+import { appArg, CliError, dataDirArg, jsonArg, print, tenantArg, withCore } from "./shared.ts";
 
 export default defineCommand({
   meta: { name: "delete", description: "Delete a tenant and everything it owns; fires tenant.deleted (admin_delete)" },
   args: {
     ...dataDirArg,
     ...jsonArg,
-    app: { type: "string", description: "App id or name", required: true, valueHint: "app" },
-    tenant: { type: "positional", description: "Tenant id or email", required: true },
+    ...appArg,
+    ...tenantArg,
     yes: { type: "boolean", description: "Confirm the deletion", default: false },
   },
   run: ({ args }) =>

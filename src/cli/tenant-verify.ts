@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { requireAppRef } from "../apps/service.ts";
 import { resendVerification } from "../auth/verify-email.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
-import { dataDirArg, jsonArg, print, withCore } from "./shared.ts";
+import { appArg, dataDirArg, jsonArg, print, tenantArg, withCore } from "./shared.ts";
 
 /** `tenantd tenant resend-verification`: the dashboard's resend action, without a server. */
 export default defineCommand({
@@ -13,8 +13,8 @@ export default defineCommand({
   args: {
     ...dataDirArg,
     ...jsonArg,
-    app: { type: "string", description: "App id or name", required: true },
-    tenant: { type: "string", description: "Tenant id or email", required: true },
+    ...appArg,
+    ...tenantArg,
   },
   run: ({ args }) =>
     withCore(args, async (core) => {

@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
 import type { PublicDelivery } from "../webhooks/deliveries.ts";
-import { CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
+import { appArg, CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
 
-const appArg = { app: { type: "string", description: "App id or name", required: true, valueHint: "app" } } as const;
 
 const describeConfig = (c: { url: string | null; secretCreatedAt: string | null }) =>
   c.url === null ? "no webhook URL set (events are logged as invalid_config)" : [`url:            ${c.url}`, `secret created: ${c.secretCreatedAt}`].join("\n");
@@ -62,6 +61,15 @@ export default defineCommand({
         withCore(args, async (core) => {
           await createAdminApi(core).removeWebhookConfig(args.app);
           process.stdout.write("webhook removed: events are now logged as invalid_config\n");
+        }),
+    }),
+    delivery: defineCommand({
+      meta: { name: "delivery", description: "One delivery and the exact body it sent (the raw text its signature covers)" },
+      args: { ...dataDirArg, ...jsonArg, ...appArg, id: { type: "string", description: "Delivery id (evt_…), from `tenantd webhook deliveries`", required: true } },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const d = await createAdminApi(core).getWebhookDelivery(args.app, args.id);
+          print(args.json, d, () => [describeDelivery(d), d.body ?? `(no body: ${d.bodyNote})`].join("\n"));
         }),
     }),
     deliveries: defineCommand({

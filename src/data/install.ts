@@ -12,10 +12,15 @@ const wantedIndexes = (app: AppRow) =>
  */
 export function installData(core: Core): void {
   core.hooks.on("app.settingsChanged", ({ app }) => core.db.records.syncIndexes(app.id, wantedIndexes(app)));
-  core.hooks.on("app.deleting", ({ app }) => core.db.records.syncIndexes(app.id, []));
+  core.hooks.on("app.deleting", async ({ app }) => {
+    await core.db.records.syncIndexes(app.id, []);
+    await core.db.records.dropAutoIndexes(app.id);
+  });
   const startup = syncAll(core).catch((error: Error) => core.log.error("record index sync failed", { error: error.message }));
   // A short CLI command may close the core at once: let the sync finish on this connection first.
   core.onClose(() => startup);
+  // An automatic index queued by the last requests is built (or skipped) before the database closes.
+  core.onClose(() => core.db.records.autoIndexesSettled());
 }
 
 async function syncAll(core: Core): Promise<void> {

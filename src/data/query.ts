@@ -137,3 +137,15 @@ export function parseSort(raw: string | undefined): SortKey[] {
     return { target: parseTarget(key, invalidSort), dir };
   });
 }
+
+/**
+ * The data fields an index on which would serve this list: compared with an operator an
+ * index can search ($ne cannot), or sorted on. Engine-neutral: each store decides what to
+ * build for them (src/db/record-auto-indexes.ts on SQLite).
+ */
+export function indexableFields(conditions: Condition[], sort: SortKey[]): string[] {
+  const fields = new Set<string>();
+  for (const c of conditions) if (c.target.kind === "field" && c.op !== "$ne") fields.add(c.target.path);
+  for (const k of sort) if (k.target.kind === "field") fields.add(k.target.path);
+  return [...fields];
+}

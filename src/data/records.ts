@@ -9,6 +9,7 @@ import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
 import { parseFilter, parseSort, type Json } from "./query.ts";
+import { requireRecordQuota } from "../account/quotas.ts";
 
 export const RECORD_LIMITS = {
   /** bytes of a record's `data`, serialized as compact JSON */
@@ -98,6 +99,7 @@ const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(merg
 export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<PublicRecord> {
   const { scope, unique } = recordScope(auth, collection);
   const checked = checkData(data);
+  await requireRecordQuota(core, auth.app, auth.tenantId);
   const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique));
   return toPublicRecord(row);
 }
@@ -122,7 +124,7 @@ export async function listRecords(core: Core, auth: TenantAuth, collection: stri
   const sort = parseSort(query.sort);
   const limit = query.limit ?? RECORD_LIMITS.defaultLimit;
   const offset = query.offset ?? 0;
-  const { records, total } = await core.db.records.list(scope, conditions, sort, { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes });
+  const { records, total } = await core.db.records.list(scope, conditions, sort, { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes }, core.clock());
   return { records: records.map(toPublicRecord), total, limit, offset };
 }
 

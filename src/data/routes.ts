@@ -3,14 +3,15 @@ import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
-import { requireTenant } from "../http/guards.ts";
+import { requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
 import { createRecord, deleteRecord, getRecord, listRecords, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
+import { listIndexes } from "./indexes.ts";
 
 // `data` is checked by checkData (object, size, depth) without valibot copying it, so keys
 // such as "__proto__" survive as the client sent them.
-const DataBody = v.object({ data: v.unknown() });
-const ShareBody = v.object({
+export const DataBody = v.object({ data: v.unknown() });
+export const ShareBody = v.object({
   expiresInSeconds: v.optional(
     v.pipe(
       v.number("must be a number of seconds"),
@@ -22,7 +23,7 @@ const ShareBody = v.object({
 });
 const queryInt = (min: number, max: number, what: string) =>
   v.pipe(v.string(what), v.regex(/^\d{1,10}$/, what), v.transform(Number), v.minValue(min, what), v.maxValue(max, what));
-const ListQuery = v.object({
+export const ListQuery = v.object({
   filter: v.optional(v.string("filter must appear once")),
   sort: v.optional(v.string("sort must appear once")),
   limit: v.optional(queryInt(1, RECORD_LIMITS.maxLimit, `limit must be an integer from 1 to ${RECORD_LIMITS.maxLimit}`)),
@@ -89,4 +90,10 @@ export function registerDataRoutes(router: Router, core: Core): void {
   });
 
   router.get("/api/v1/public/shared/:token", async (event) => readShared(core, param(event, "token")));
+
+  // The record indexes of an app, declared and automatic (admin API: a developer session).
+  router.get("/api/v1/admin/apps/:appId/indexes", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    return listIndexes(core, await requireOwnApp(core, developer, getRouterParam(event, "appId")));
+  });
 }

@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import { migrate } from "./migrations.ts";
 
@@ -9,14 +10,32 @@ export type SqliteDb = Database.Database;
  * instead of failing, foreign keys on, synchronous=NORMAL (durable at each checkpoint).
  */
 export function openDatabase(path: string): SqliteDb {
+  if (path !== ":memory:") ownerOnly(path);
   const db = new Database(path);
-  db.pragma("journal_mode = WAL");
+  // Before anything else: a second process opening a new file waits for the first's lock.
   db.pragma("busy_timeout = 5000");
+  db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
   db.pragma("temp_store = MEMORY");
   migrate(db);
   return db;
+}
+
+/**
+ * The database holds password hashes and sealed secrets: 0600 whatever the umask. SQLite
+ * creates the -wal and -shm files with the database file's mode.
+ */
+function ownerOnly(path: string): void {
+  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+  if (process.platform === "win32") return;
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(f, 0o600);
+    } catch {
+      // not there yet, or not ours to change (a read-only mount): SQLite reports what matters
+    }
+  }
 }
 
 /** Runs `fn` in an IMMEDIATE transaction: the write lock is taken up front, so no deadlock on upgrade. */

@@ -1,4 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
+import { prepareDropUnverifiedLinks } from "./oauth.ts";
 
 export type EmailTokenPurpose = "verify" | "reset";
 
@@ -60,9 +61,11 @@ export function createEmailTokensRepo(db: SqliteDb) {
     q.insert.run(t.hash, t.appId, t.tenantId, t.purpose, t.createdAt, t.expiresAt);
   });
 
+  const dropUnverifiedLinks = prepareDropUnverifiedLinks(db);
   const verify = db.transaction((hash: string, appId: string, now: number): ConsumeOutcome => {
     const outcome = consume(hash, appId, "verify", now);
     if (outcome.ok) q.setVerified.run(now, appId, outcome.tenantId);
+    if (outcome.ok) dropUnverifiedLinks(appId, outcome.tenantId, now);
     return outcome;
   });
 
@@ -73,6 +76,7 @@ export function createEmailTokensRepo(db: SqliteDb) {
     q.endSessions.run(now, appId, outcome.tenantId);
     // The reset proved control of the inbox, and no other reset link may outlive it.
     q.setVerified.run(now, appId, outcome.tenantId);
+    dropUnverifiedLinks(appId, outcome.tenantId, now);
     q.dropOlder.run(appId, outcome.tenantId, "reset");
     return outcome;
   });

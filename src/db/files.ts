@@ -59,6 +59,7 @@ export function createFilesRepo(db: SqliteDb) {
       `INSERT INTO files (${columns}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?
        WHERE (SELECT COALESCE(SUM(size_bytes), 0) FROM files WHERE app_id = ? AND tenant_id = ?) + ? <= ?`,
     ),
+    deleting: db.prepare<[string, string], { one: number }>("SELECT 1 AS one FROM tenants WHERE app_id = ? AND id = ? AND deleting_at IS NOT NULL"),
     used: db.prepare<[string, string], { n: number }>("SELECT COALESCE(SUM(size_bytes), 0) AS n FROM files WHERE app_id = ? AND tenant_id = ?"),
     find: db.prepare<[string, string, string], RawFile>("SELECT * FROM files WHERE app_id = ? AND tenant_id = ? AND id = ?"),
     findPublic: db.prepare<[string], RawFile>("SELECT * FROM files WHERE id = ?"),
@@ -76,6 +77,8 @@ export function createFilesRepo(db: SqliteDb) {
     async insert(f: FileRow, quotaBytes: number | null): Promise<InsertFileResult> {
       const values = [f.id, f.appId, f.tenantId, f.pathname, f.sizeBytes, f.mimeType, f.originalFilename, f.sha256, f.createdAt] as const;
       try {
+        // A tenant being deleted takes no new file: its blobs are being swept (see account/delete.ts).
+        if (q.deleting.get(f.appId, f.tenantId)) return "tenant_gone";
         if (quotaBytes === null) {
           q.insert.run(...values);
           return "inserted";

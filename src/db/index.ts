@@ -14,6 +14,7 @@ import { createRecordsRepo } from "./records.ts";
 import { createInvitesRepo } from "./invites.ts";
 import { createFamilyRepo } from "./family.ts";
 import { createMetaRepo } from "./meta.ts";
+import { createAdminRepo } from "./admin.ts";
 import { readSettings } from "../apps/settings.ts";
 
 /**
@@ -37,7 +38,9 @@ export function createRepositories(sqlite: SqliteDb) {
     records: createRecordsRepo(sqlite),
     invites: createInvitesRepo(sqlite),
     family: createFamilyRepo(sqlite),
+    admin: createAdminRepo(sqlite),
   };
 }
 
-export type Repositories = ReturnType<typeof createRepositories>;
+/** Areas see the engine-neutral interfaces (repositories.ts); sqlite-conformance.ts checks the SQLite side. */
+export type { Repositories } from "./repositories.ts";

@@ -7,6 +7,9 @@ import { billingSchema } from "./schema/billing.ts";
 import { webhooksSchema } from "./schema/webhooks.ts";
 import { familySchema } from "./schema/family.ts";
 import { oauthSchema } from "./schema/oauth.ts";
+import { adminSchema } from "./schema/admin.ts";
+import { securitySchema } from "./schema/security.ts";
+import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
 
 export interface Migration {
   version: number;
@@ -27,25 +30,36 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: "webhooks", sql: webhooksSchema },
   { version: 7, name: "family", sql: familySchema },
   { version: 8, name: "oauth", sql: oauthSchema },
+  { version: 9, name: "admin-indexes", sql: adminSchema },
+  { version: 10, name: "security", sql: securitySchema },
+  { version: 11, name: "webhook-delivery-bodies", sql: deliveryBodiesSchema },
 ];
 
+/**
+ * Two processes may open a brand-new database at once (a server and a CLI): each migration
+ * reads the applied versions inside its own write transaction, so the second process waits
+ * for the first and then skips what it already did.
+ */
 export function migrate(db: Database.Database, migrations: Migration[] = MIGRATIONS): number[] {
-  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-  const applied = new Set(db.prepare("SELECT version FROM schema_migrations").pluck().all() as number[]);
+  db.transaction(() => {
+    db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+  }).immediate();
+  const appliedNow = () => new Set(db.prepare("SELECT version FROM schema_migrations").pluck().all() as number[]);
   const latestKnown = Math.max(0, ...migrations.map((m) => m.version));
-  const newest = Math.max(0, ...applied);
+  const newest = Math.max(0, ...appliedNow());
   if (newest > latestKnown) {
     throw new Error(`tenantd: the database is at schema version ${newest}, newer than this tenantd knows (${latestKnown}). Upgrade tenantd.`);
   }
   const ran: number[] = [];
   const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-    if (applied.has(m.version)) continue;
-    db.transaction(() => {
+    const applied = db.transaction(() => {
+      if (appliedNow().has(m.version)) return false;
       db.exec(m.sql);
       record.run(m.version, m.name, Date.now());
+      return true;
     }).immediate();
-    ran.push(m.version);
+    if (applied) ran.push(m.version);
   }
   return ran;
 }

@@ -66,6 +66,24 @@ const STATE_RETENTION_MS = 60 * 60 * 1000;
 
 export type OAuthRepo = ReturnType<typeof createOAuthRepo>;
 
+/**
+ * Once someone proves they own the tenant's address (verify-email, password reset, a
+ * provider-verified claim), every provider link made without a verified email is removed
+ * and, when one was, every session ends: those links may belong to whoever typed the
+ * address at a provider first. Runs inside the caller's transaction; returns the count.
+ */
+export function prepareDropUnverifiedLinks(db: SqliteDb): (appId: string, tenantId: string, now: number) => number {
+  const drop = db.prepare<[string, string]>("DELETE FROM oauth_accounts WHERE app_id = ? AND tenant_id = ? AND email_verified = 0");
+  const end = db.prepare<[number, string, string]>(
+    "UPDATE sessions SET ended_at = ?, end_reason = 'unverified_link_removed' WHERE app_id = ? AND tenant_id = ? AND ended_at IS NULL",
+  );
+  return (appId, tenantId, now) => {
+    const removed = drop.run(appId, tenantId).changes;
+    if (removed > 0) end.run(now, appId, tenantId);
+    return removed;
+  };
+}
+
 export function createOAuthRepo(db: SqliteDb) {
   const q = {
     insertState: db.prepare<[string, string, string, string, string | null, string | null, string, number, number]>(
@@ -78,8 +96,9 @@ export function createOAuthRepo(db: SqliteDb) {
       `SELECT t.* FROM oauth_accounts a JOIN tenants t ON t.id = a.tenant_id AND t.app_id = a.app_id
        WHERE a.app_id = ? AND a.provider = ? AND a.provider_account_id = ?`,
     ),
-    touch: db.prepare<[string | null, number, number, string, string, string]>(
-      "UPDATE oauth_accounts SET email = ?, email_verified = ?, last_login_at = ? WHERE app_id = ? AND provider = ? AND provider_account_id = ?",
+    // email_verified keeps what the provider said when the link was made: that is what the link was trusted on.
+    touch: db.prepare<[string | null, number, string, string, string]>(
+      "UPDATE oauth_accounts SET email = ?, last_login_at = ? WHERE app_id = ? AND provider = ? AND provider_account_id = ?",
     ),
     insertLink: db.prepare<[string, string, string, string, string | null, number, number, number]>(
       "INSERT INTO oauth_accounts (app_id, provider, provider_account_id, tenant_id, email, email_verified, linked_at, last_login_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -112,7 +131,9 @@ export function createOAuthRepo(db: SqliteDb) {
     return { kind: state.expiresAt <= now ? "expired" : "ok", state };
   });
 
+  const dropUnverified = prepareDropUnverifiedLinks(db);
   const linkExisting = db.transaction((l: OAuthLink, tenantId: string) => {
+    dropUnverified(l.appId, tenantId, l.at);
     link(l, tenantId);
     // The provider proved the email; whoever set a password on the still-unverified account did not.
     if (q.claimTenant.run(l.at, l.appId, tenantId).changes > 0) q.endSessions.run(l.at, tenantId);
@@ -132,11 +153,12 @@ export function createOAuthRepo(db: SqliteDb) {
     },
     /** Records what the provider said at this sign-in. */
     async touch(l: OAuthLink): Promise<void> {
-      q.touch.run(l.email, l.emailVerified ? 1 : 0, l.at, l.appId, l.provider, l.providerAccountId);
+      q.touch.run(l.email, l.at, l.appId, l.provider, l.providerAccountId);
     },
     /**
      * Links the account to an existing tenant with the same, provider-verified email. A tenant
-     * whose email was not verified yet becomes verified, loses its password and its sessions.
+     * whose email was not verified yet becomes verified, loses its password and its sessions;
+     * links the tenant made without a verified email are removed.
      */
     async linkExisting(l: OAuthLink, tenantId: string): Promise<void> {
       linkExisting.immediate(l, tenantId);

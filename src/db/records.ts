@@ -1,8 +1,10 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
-import type { Condition, Json, SortKey } from "../data/query.ts";
+import { indexableFields, type Condition, type Json, type SortKey } from "../data/query.ts";
 import { orderSql, valueAtPath, whereSql, type RecordScope } from "./records-sql.ts";
-import { fieldIndex, indexPrefix, type FieldIndex } from "./record-indexes.ts";
+import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
+import { createAutoIndexes, type AutoIndexInfo } from "./record-auto-indexes.ts";
+import { createTotalsCache } from "./records-totals.ts";
 
 export type { RecordScope } from "./records-sql.ts";
 
@@ -43,17 +45,22 @@ export interface ShareLinkRow {
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 const STATEMENT_CACHE_SIZE = 500;
-const INDEX_NAME = /^records_f_[0-9a-f]{12}_[0-9a-f]{20}$/;
 
 export interface ListPage {
   limit: number;
   offset: number;
   maxBytes: number;
+  /** the largest `data` a record may hold: when `limit` of them fit in `maxBytes`, the page is read at once */
+  maxRecordBytes: number;
 }
 
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
 
 export function createRecordsRepo(db: SqliteDb) {
+  const totals = createTotalsCache(db);
+  const autos = createAutoIndexes(db);
+  const forgetTotals = (scope: RecordScope) => totals.forget(totals.scopeKey(scope.appId, scope.tenantId, scope.collection));
+
   // Filters make SQL text vary, so those statements are prepared once per text, LRU-bounded.
   const cache = new Map<string, Statement>();
   function stmt(sql: string): Statement {
@@ -122,9 +129,14 @@ export function createRecordsRepo(db: SqliteDb) {
   const txUpsert = db.transaction(
     (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) => {
       const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-      const existing = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1`).get(...w.params) as RawRecord | undefined;
-      if (existing) return { row: updateRow(scope, existing, transform, now, unique), created: false };
-      return { row: insertRow(scope, newId, data, now, unique), created: true };
+      const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`).all(...w.params) as RawRecord[];
+      // The lookup already answers the unique check of a scalar key: no record holds the value,
+      // or exactly one does (a second one, left from before the field was unique, is still a
+      // conflict). Only the other unique fields need their own query.
+      const settled = !duplicate && (key.value === null || typeof key.value !== "object");
+      const others = settled ? unique.filter((f) => f !== key.field) : unique;
+      if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+      return { row: insertRow(scope, newId, data, now, others), created: true };
     },
   );
   const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) => {
@@ -132,15 +144,31 @@ export function createRecordsRepo(db: SqliteDb) {
     const o = orderSql(scope, conditions, sort);
     const records: RecordRow[] = [];
     let bytes = 0;
-    const rows = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`).iterate(...w.params, ...o.params, page.limit, page.offset);
+    let cut = false;
+    const query = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`);
+    const args = [...w.params, ...o.params, page.limit, page.offset];
+    // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
+    const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? query.all(...args) : query.iterate(...args);
     for (const row of rows as Iterable<RawRecord>) {
       // Rows are read one at a time, so a page of large records stops at the byte budget
       // instead of holding `limit` of them in memory at once.
       bytes += row.data.length;
-      if (records.length > 0 && bytes > page.maxBytes) break;
+      if (records.length > 0 && bytes > page.maxBytes) {
+        cut = true;
+        break;
+      }
       records.push(toRecord(row));
     }
-    const total = (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
+    const scopeKey = totals.scopeKey(scope.appId, scope.tenantId, scope.collection);
+    // The parsed filter decides the matches; the SQL text varies with which fields have indexes.
+    const filterKey = JSON.stringify(conditions);
+    let total = totals.get(scopeKey, filterKey);
+    if (total === undefined) {
+      // A page that ran out of matches before its limit already counted them.
+      const exhausted = !cut && records.length < page.limit && (records.length > 0 || page.offset === 0);
+      total = exhausted ? page.offset + records.length : (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
+      totals.set(scopeKey, filterKey, total);
+    }
     return { records, total };
   });
   const txShare = db.transaction((scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string) => {
@@ -149,6 +177,11 @@ export function createRecordsRepo(db: SqliteDb) {
     return true;
   });
   const txRevoke = db.transaction((scope: RecordScope, recordId: string) => (byId(scope, recordId) ? q.shareRevoke.run(recordId).changes : undefined));
+
+  const withAuto = (scope: RecordScope): RecordScope => {
+    const auto = autos.paths(scope.appId, scope.collection);
+    return auto.size === 0 ? scope : { ...scope, indexed: new Set([...scope.indexed, ...auto]) };
+  };
 
   function dropIndex(name: string) {
     if (!INDEX_NAME.test(name)) throw new Error(`records: refusing to drop index ${JSON.stringify(name)}`);
@@ -169,15 +202,32 @@ export function createRecordsRepo(db: SqliteDb) {
      * One query for the page, one for the total, read from the same snapshot. The page ends
      * early once its records' data passes `maxBytes` (it always holds at least one record).
      */
-    async list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage): Promise<{ records: RecordRow[]; total: number }> {
-      return txList(scope, conditions, sort, page);
+    /**
+     * `total` is remembered per scope and filter until a write to the scope (or another
+     * process's commit), so paging a large result counts its matches once. Fields without an
+     * index are reported to the automatic indexes, which may build one after this request.
+     */
+    async list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): Promise<{ records: RecordRow[]; total: number }> {
+      const scoped = withAuto(scope);
+      const result = txList(scoped, conditions, sort, page);
+      const fields = indexableFields(conditions, sort);
+      if (fields.length > 0) {
+        const auto = autos.paths(scope.appId, scope.collection);
+        autos.touch(scope.appId, scope.collection, fields.filter((f) => auto.has(f)), now);
+        const missing = fields.filter((f) => !scoped.indexed.has(f));
+        if (missing.length > 0) autos.consider(scope, missing, now);
+      }
+      autos.sweep(now);
+      return result;
     },
     /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
     async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+      forgetTotals(scope);
       return txInsert.immediate(scope, id, data, now, unique);
     },
     /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
     async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined> {
+      forgetTotals(scope);
       return txUpdate.immediate(scope, id, transform, now, unique);
     },
     /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
@@ -190,9 +240,11 @@ export function createRecordsRepo(db: SqliteDb) {
       now: number,
       unique: readonly string[],
     ): Promise<{ row: RecordRow; created: boolean }> {
-      return txUpsert.immediate(scope, key, newId, data, transform, now, unique);
+      forgetTotals(scope);
+      return txUpsert.immediate(withAuto(scope), key, newId, data, transform, now, unique);
     },
     async remove(scope: RecordScope, id: string): Promise<boolean> {
+      forgetTotals(scope);
       return q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
     },
     async createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string): Promise<boolean> {
@@ -209,16 +261,31 @@ export function createRecordsRepo(db: SqliteDb) {
     /** Makes the app's per-field indexes exactly `fields`: missing ones built, stale ones dropped. */
     async syncIndexes(appId: string, fields: { collection: string; path: string }[]): Promise<void> {
       txSyncIndexes.immediate(indexPrefix(appId), fields.map((f) => fieldIndex(appId, f.collection, f.path)));
+      autos.dropDeclared(appId, fields);
     },
-    /** Drops per-field indexes of apps that no longer exist. */
+    /** Drops the app's automatic indexes (the app is being deleted). */
+    async dropAutoIndexes(appId: string): Promise<void> {
+      autos.dropApp(appId);
+    },
+    /** Drops per-field indexes (declared and automatic) of apps that no longer exist. */
     async dropIndexesExcept(appIds: string[]): Promise<void> {
       const live = new Set(appIds.map(indexPrefix));
       for (const name of q.indexNames.all(10, "records_f_")) if (!live.has(name.slice(0, 23))) dropIndex(name);
+      autos.reconcile(appIds);
+    },
+    /** The app's automatic indexes: built, queued, refused (admin API). */
+    async autoIndexes(appId: string): Promise<AutoIndexInfo[]> {
+      return autos.list(appId);
+    },
+    /** Resolves once queued automatic index builds have run. */
+    async autoIndexesSettled(): Promise<void> {
+      await autos.settled();
     },
     /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
     async explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]> {
-      const w = whereSql(scope, conditions);
-      const o = orderSql(scope, conditions, sort);
+      const scoped = withAuto(scope);
+      const w = whereSql(scoped, conditions);
+      const o = orderSql(scoped, conditions, sort);
       const sql = `EXPLAIN QUERY PLAN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`;
       return (db.prepare(sql).all(...w.params, ...o.params, 50, 0) as { detail: string }[]).map((r) => r.detail);
     },

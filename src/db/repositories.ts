@@ -9,7 +9,7 @@
  */
 import type { AppRow } from "./apps.ts";
 import type { DeveloperRow } from "./developers.ts";
-import type { InTransactionStep, NewSession, TenantRow } from "./tenants.ts";
+import type { InTransactionStep, NewSession, TenantListFilter, TenantRow } from "./tenants.ts";
 import type { RefreshOutcome, RotateInput, SessionState } from "./sessions.ts";
 import type { AppUsage } from "./stats.ts";
 import type { ConsumeOutcome as OAuthConsumeOutcome, LinkedAccount, OAuthLink, OAuthStateRow } from "./oauth.ts";
@@ -22,6 +22,9 @@ import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow } fr
 import type { Condition, Json, SortKey } from "../data/query.ts";
 import type { InviteRow, RemoveOutcome } from "./invites.ts";
 import type { FamilyMemberRow, JoinOutcome, Membership, SeatCounts } from "./family.ts";
+import type { AutoIndexInfo } from "./record-auto-indexes.ts";
+import type { DeliveryStatus } from "./webhooks.ts";
+import type { TenantSearch, TenantSessionRow } from "./admin.ts";
 
 export interface MetaRepository {
   get(key: string): Promise<string | undefined>;
@@ -64,9 +67,8 @@ export interface TenantsRepository {
   createWithSession(tenant: TenantRow, session: NewSession, step?: InTransactionStep): Promise<void>;
   findByEmail(appId: string, email: string): Promise<TenantRow | undefined>;
   findById(appId: string, id: string): Promise<TenantRow | undefined>;
-  /** Newest first; `emailContains` filters by a substring of the email. */
-  list(appId: string, opts: {
-      emailContains?: string;
+  /** Newest first; filtered by a substring of the email, verified or not, created in [from, before). */
+  list(appId: string, opts: TenantListFilter & {
       limit: number;
       offset: number;
   }): Promise<{
@@ -85,19 +87,25 @@ export interface SessionsRepository {
   /** The state an access token's session is checked against on every request. */
   state(sessionId: string): Promise<SessionState | undefined>;
   /**
-   * Exchanges a refresh token for a new one. A token already rotated more than `graceMs`
-   * ago is reuse: the whole session ends. Within the grace window concurrent refreshes
-   * of the same token each get a new token.
+   * Exchanges a refresh token for a new one. Within `graceMs` of a rotation, the same old
+   * token gets the same successor again (`repeat`, idempotent); any other use of a rotated
+   * token is reuse and the whole session ends.
    */
   rotate(oldHash: string, next: RotateInput): Promise<RefreshOutcome>;
   end(sessionId: string, at: number, reason: string): Promise<boolean>;
   endAllForTenant(tenantId: string, at: number, reason: string): Promise<number>;
+  /** Marks the tenant deleting (new files refused) and ends every session, atomically. */
+  beginTenantDeletion(appId: string, tenantId: string, now: number): Promise<void>;
+  /** Undoes `beginTenantDeletion` (a hook refused the deletion before anything was removed). */
+  cancelTenantDeletion(appId: string, tenantId: string): Promise<void>;
   /** Drops sessions that expired or ended before `before`. */
   purge(before: number): Promise<number>;
 }
 
 export interface StatsRepository {
   appUsage(appId: string, monthStart: number): Promise<AppUsage>;
+  /** Records one tenant stores, across collections (the records quota). */
+  tenantRecords(appId: string, tenantId: string): Promise<number>;
 }
 
 export interface OAuthRepository {
@@ -162,6 +170,10 @@ export interface WebhooksRepository {
       total: number;
   }>;
   queuedCount(appId: string): Promise<number>;
+  /** One delivery of the app, with its sealed body (another app's id finds nothing). */
+  findDelivery(appId: string, id: string): Promise<DeliveryRow | undefined>;
+  /** Forgets bodies of events older than `bodiesBefore` and whole rows older than `rowsBefore`. */
+  prune(bodiesBefore: number, rowsBefore: number): Promise<{ bodies: number; rows: number }>;
 }
 
 export interface FilesRepository {
@@ -259,7 +271,7 @@ export interface RecordsRepository {
    * One query for the page, one for the total, read from the same snapshot. The page ends
    * early once its records' data passes `maxBytes` (it always holds at least one record).
    */
-  list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage): Promise<{
+  list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): Promise<{
       records: RecordRow[];
       total: number;
   }>;
@@ -290,6 +302,12 @@ export interface RecordsRepository {
   }[]): Promise<void>;
   /** Drops per-field indexes of apps that no longer exist. */
   dropIndexesExcept(appIds: string[]): Promise<void>;
+  /** Drops the app's automatic indexes (the app is being deleted). */
+  dropAutoIndexes(appId: string): Promise<void>;
+  /** The app's automatic indexes: built, queued, refused (admin API). None on PostgreSQL yet. */
+  autoIndexes(appId: string): Promise<AutoIndexInfo[]>;
+  /** Resolves once queued automatic index builds have run. */
+  autoIndexesSettled(): Promise<void>;
   /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
   explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]>;
 }
@@ -329,6 +347,17 @@ export interface FamilyRepository {
   removeMember(appId: string, ownerId: string, memberId: string): Promise<boolean>;
 }
 
+/** The developer dashboard's read queries over one app (every query carries the app id). */
+export interface AdminRepository {
+  searchTenants(appId: string, s: TenantSearch): Promise<{ tenants: TenantRow[]; total: number }>;
+  tenantSessions(appId: string, tenantId: string): Promise<TenantSessionRow[]>;
+  recordCounts(appId: string, tenantId: string): Promise<{ collection: string; count: number }[]>;
+  /** Ids of a tenant's files, newest first (the files repository reads each row). */
+  tenantFileIds(appId: string, tenantId: string, limit: number, offset: number): Promise<{ ids: string[]; total: number }>;
+  /** The delivery log of one app, newest first (bodies not read), optionally of one status. */
+  deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }>;
+}
+
 /** Everything an engine provides; `close()` is the engine's own (file handle, pool). */
 export interface Repositories {
   meta: MetaRepository;
@@ -346,4 +375,5 @@ export interface Repositories {
   records: RecordsRepository;
   invites: InvitesRepository;
   family: FamilyRepository;
+  admin: AdminRepository;
 }

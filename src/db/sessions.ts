@@ -11,6 +11,8 @@ export interface SessionState {
 
 export type RefreshOutcome =
   | { kind: "rotated"; session: SessionState }
+  /** the token was rotated moments ago: the successor already issued, still sealed */
+  | { kind: "repeat"; session: SessionState; sealedSuccessor: string }
   | { kind: "unknown" }
   | { kind: "ended"; session: SessionState }
   | { kind: "expired"; session: SessionState }
@@ -36,6 +38,8 @@ export interface RotateInput {
   /** the app whose key presented the token */
   appId: string;
   hash: string;
+  /** the new token sealed, handed out again to a concurrent refresh of the same old token */
+  sealed: string;
   now: number;
   expiresAt: number;
   graceMs: number;
@@ -58,13 +62,21 @@ export function createSessionsRepo(db: SqliteDb) {
   const q = {
     insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
     state: db.prepare<[string], RawSession>("SELECT id, tenant_id, app_id, expires_at, ended_at FROM sessions WHERE id = ?"),
-    byRefresh: db.prepare<[string], RawSession & { rotated_at: number | null }>(
-      "SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, r.rotated_at FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?",
+    byRefresh: db.prepare<[string], RawSession & { rotated_at: number | null; successor_hash: string | null; successor_sealed: string | null }>(
+      `SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, r.rotated_at, r.successor_hash, r.successor_sealed
+       FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?`,
     ),
-    markRotated: db.prepare<[number, string]>("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL"),
+    successorRotated: db.prepare<[string], { rotated_at: number | null }>("SELECT rotated_at FROM refresh_tokens WHERE token_hash = ?"),
+    markRotated: db.prepare<[number, string, string, string]>(
+      "UPDATE refresh_tokens SET rotated_at = ?, successor_hash = ?, successor_sealed = ? WHERE token_hash = ? AND rotated_at IS NULL",
+    ),
     extend: db.prepare<[number, string]>("UPDATE sessions SET expires_at = ? WHERE id = ?"),
     end: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL"),
     endAll: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE tenant_id = ? AND ended_at IS NULL"),
+    markDeleting: db.prepare<[number, string, string]>("UPDATE tenants SET deleting_at = COALESCE(deleting_at, ?) WHERE app_id = ? AND id = ?"),
+    unmarkDeleting: db.prepare<[string, string]>("UPDATE tenants SET deleting_at = NULL WHERE app_id = ? AND id = ?"),
+    endAllInApp: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = 'account_deleting' WHERE app_id = ? AND tenant_id = ? AND ended_at IS NULL"),
+    reopen: db.prepare<[string, string]>("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE app_id = ? AND tenant_id = ? AND end_reason = 'account_deleting'"),
     purge: db.prepare<[{ before: number }]>("DELETE FROM sessions WHERE expires_at < @before OR ended_at < @before"),
   };
 
@@ -76,11 +88,16 @@ export function createSessionsRepo(db: SqliteDb) {
       const session = toSession(row);
       if (session.endedAt !== null) return { kind: "ended", session };
       if (session.expiresAt <= next.now) return { kind: "expired", session };
-      if (row.rotated_at !== null && next.now - row.rotated_at > next.graceMs) {
+      if (row.rotated_at !== null) {
+        // A concurrent refresh (another tab) moments later gets the successor already issued,
+        // never a sibling: one chain per session. Later, or once the successor moved on, it is reuse.
+        const successor = row.successor_hash === null ? undefined : q.successorRotated.get(row.successor_hash);
+        const fresh = next.now - row.rotated_at <= next.graceMs && successor !== undefined && successor.rotated_at === null;
+        if (fresh && row.successor_sealed !== null) return { kind: "repeat", session, sealedSuccessor: row.successor_sealed };
         q.end.run(next.now, "refresh_reuse", session.id);
         return { kind: "reused", session };
       }
-      q.markRotated.run(next.now, oldHash);
+      q.markRotated.run(next.now, next.hash, next.sealed, oldHash);
       q.insertRefresh.run(next.hash, session.id, next.now);
       q.extend.run(next.expiresAt, session.id);
       return { kind: "rotated", session: { ...session, expiresAt: next.expiresAt } };
@@ -97,9 +114,9 @@ export function createSessionsRepo(db: SqliteDb) {
       return r && toSession(r);
     },
     /**
-     * Exchanges a refresh token for a new one. A token already rotated more than `graceMs`
-     * ago is reuse: the whole session ends. Within the grace window concurrent refreshes
-     * of the same token each get a new token.
+     * Exchanges a refresh token for a new one. Within `graceMs` of a rotation, the same old
+     * token gets the same successor again (idempotent); any other use of a rotated token is
+     * reuse and the whole session ends.
      */
     async rotate(oldHash: string, next: RotateInput): Promise<RefreshOutcome> {
       return rotate.immediate(oldHash, next);
@@ -109,6 +126,23 @@ export function createSessionsRepo(db: SqliteDb) {
     },
     async endAllForTenant(tenantId: string, at: number, reason: string): Promise<number> {
       return q.endAll.run(at, reason, tenantId).changes;
+    },
+    /**
+     * First step of an account deletion: the tenant is marked deleting (its new files are
+     * refused) and every session ends, so no request of it starts while its data goes.
+     */
+    async beginTenantDeletion(appId: string, tenantId: string, now: number): Promise<void> {
+      db.transaction(() => {
+        q.markDeleting.run(now, appId, tenantId);
+        q.endAllInApp.run(now, appId, tenantId);
+      }).immediate();
+    },
+    /** A deletion refused before anything was removed (a hook failed): the tenant and its sessions are back. */
+    async cancelTenantDeletion(appId: string, tenantId: string): Promise<void> {
+      db.transaction(() => {
+        q.unmarkDeleting.run(appId, tenantId);
+        q.reopen.run(appId, tenantId);
+      }).immediate();
     },
     /** Drops sessions that expired or ended before `before`. */
     async purge(before: number): Promise<number> {

@@ -1,4 +1,5 @@
 import { openDatabase, type SqliteDb } from "./connection.ts";
+import { checkpointWal } from "./operations.ts";
 import { createRepositories } from "./index.ts";
 import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
@@ -33,7 +34,10 @@ function noSqlite(): SqliteDb {
 export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined }): Store {
   if (!config.database) {
     const sqlite = openDatabase(config.databasePath);
-    return { engine: "sqlite", db: createRepositories(sqlite), sqlite, ready: Promise.resolve(), close: async () => void sqlite.close() };
+    return { engine: "sqlite", db: createRepositories(sqlite), sqlite, ready: Promise.resolve(), close: async () => {
+      checkpointWal(sqlite);
+      sqlite.close();
+    } };
   }
   const sql = connectPostgres(config.database.url, { max: config.database.pool.max });
   const ready = migrate(sql).then(() => undefined);

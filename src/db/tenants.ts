@@ -46,6 +46,14 @@ export type InTransactionStep = (tenantId: string) => void;
 
 export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
 
+/** How a developer narrows the tenant list: email substring, verified or not, created in [from, before). */
+export interface TenantListFilter {
+  emailContains?: string;
+  verified?: boolean;
+  createdFrom?: number;
+  createdBefore?: number;
+}
+
 export function createTenantsRepo(db: SqliteDb) {
   const insertSession = prepareSessionInsert(db);
   const q = {
@@ -88,11 +96,24 @@ export function createTenantsRepo(db: SqliteDb) {
       return r && toTenant(r);
     },
     /** Newest first; `emailContains` filters by a substring of the email. */
-    async list(appId: string, opts: { emailContains?: string; limit: number; offset: number }): Promise<{ tenants: TenantRow[]; total: number }> {
+    async list(appId: string, opts: TenantListFilter & { limit: number; offset: number }): Promise<{ tenants: TenantRow[]; total: number }> {
       const like = `%${(opts.emailContains ?? "").replace(/[\\%_]/g, (c) => "\\" + c)}%`;
+      if (opts.verified === undefined && opts.createdFrom === undefined && opts.createdBefore === undefined) {
+        return {
+          tenants: q.list.all(appId, like, opts.limit, opts.offset).map(toTenant),
+          total: q.count.get(appId, like)!.n,
+        };
+      }
+      // The rarer filtered search (CLI, dashboard) builds its WHERE from fixed fragments only.
+      const where = ["app_id = ?", "email LIKE ? ESCAPE '\\'"];
+      const params: (string | number)[] = [appId, like];
+      if (opts.verified !== undefined) where.push(opts.verified ? "email_verified_at IS NOT NULL" : "email_verified_at IS NULL");
+      if (opts.createdFrom !== undefined) where.push("created_at >= ?"), params.push(opts.createdFrom);
+      if (opts.createdBefore !== undefined) where.push("created_at < ?"), params.push(opts.createdBefore);
+      const sql = `FROM tenants WHERE ${where.join(" AND ")}`;
       return {
-        tenants: q.list.all(appId, like, opts.limit, opts.offset).map(toTenant),
-        total: q.count.get(appId, like)!.n,
+        tenants: db.prepare<(string | number)[], RawTenant>(`SELECT * ${sql} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`).all(...params, opts.limit, opts.offset).map(toTenant),
+        total: db.prepare<(string | number)[], { n: number }>(`SELECT COUNT(*) AS n ${sql}`).get(...params)!.n,
       };
     },
     async markVerified(id: string, at: number): Promise<void> {

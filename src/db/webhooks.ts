@@ -33,6 +33,8 @@ export interface DeliveryRow {
   durationMs: number | null;
   createdAt: number;
   finishedAt: number | null;
+  /** The exact JSON text sent (or, for `invalid_config`, that would have been), sealed. */
+  bodySealed: string | null;
 }
 
 export interface DeliveryOutcome {
@@ -42,6 +44,8 @@ export interface DeliveryOutcome {
   error: string | null;
   durationMs: number | null;
   finishedAt: number;
+  /** sealed body text; null when the delivery failed before a body was built */
+  bodySealed: string | null;
 }
 
 interface RawConfig {
@@ -62,7 +66,7 @@ interface RawEvent {
   created_at: number;
 }
 
-interface RawDelivery {
+export interface RawDelivery {
   id: string;
   app_id: string;
   event: string;
@@ -74,6 +78,7 @@ interface RawDelivery {
   duration_ms: number | null;
   created_at: number;
   finished_at: number | null;
+  body_sealed: string | null;
 }
 
 const toConfig = (r: RawConfig): WebhookConfigRow => ({
@@ -94,7 +99,10 @@ const toEvent = (r: RawEvent): QueuedEvent => ({
   createdAt: r.created_at,
 });
 
-const toDelivery = (r: RawDelivery): DeliveryRow => ({
+/** A log page reads every column but the sealed body, which is opened one delivery at a time. */
+export const DELIVERY_LIST_COLUMNS = "seq, id, app_id, event, tenant_id, status, url, status_code, error, duration_ms, created_at, finished_at, NULL AS body_sealed";
+
+export const toDelivery = (r: RawDelivery): DeliveryRow => ({
   id: r.id,
   appId: r.app_id,
   event: r.event,
@@ -106,6 +114,7 @@ const toDelivery = (r: RawDelivery): DeliveryRow => ({
   durationMs: r.duration_ms,
   createdAt: r.created_at,
   finishedAt: r.finished_at,
+  bodySealed: r.body_sealed,
 });
 
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
@@ -129,14 +138,17 @@ export function createWebhooksRepo(db: SqliteDb) {
     insertSending: db.prepare<[string, string, string, string | null, number, number]>(
       "INSERT INTO webhook_deliveries (id, app_id, event, tenant_id, status, created_at, claimed_at) VALUES (?, ?, ?, ?, 'sending', ?, ?)",
     ),
-    finish: db.prepare<[string, string | null, number | null, string | null, number | null, number, string]>(
-      "UPDATE webhook_deliveries SET status = ?, url = ?, status_code = ?, error = ?, duration_ms = ?, finished_at = ? WHERE id = ? AND status = 'sending'",
+    finish: db.prepare<[string, string | null, number | null, string | null, number | null, number, string | null, string]>(
+      "UPDATE webhook_deliveries SET status = ?, url = ?, status_code = ?, error = ?, duration_ms = ?, finished_at = ?, body_sealed = ? WHERE id = ? AND status = 'sending'",
     ),
+    one: db.prepare<[string, string], RawDelivery>("SELECT * FROM webhook_deliveries WHERE app_id = ? AND id = ?"),
+    dropBodies: db.prepare<[number]>("UPDATE webhook_deliveries SET body_sealed = NULL WHERE body_sealed IS NOT NULL AND created_at < ?"),
+    dropRows: db.prepare<[number]>("DELETE FROM webhook_deliveries WHERE created_at < ? AND status <> 'sending'"),
     sweep: db.prepare<[string, number, number]>(
       "UPDATE webhook_deliveries SET status = 'failed', error = ?, finished_at = ? WHERE status = 'sending' AND claimed_at < ?",
     ),
     list: db.prepare<[string, number, number], RawDelivery>(
-      "SELECT * FROM webhook_deliveries WHERE app_id = ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?",
+      `SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE app_id = ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`,
     ),
     count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ?"),
     queued: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_events WHERE app_id = ?"),
@@ -183,7 +195,7 @@ export function createWebhooksRepo(db: SqliteDb) {
       return claimTx.immediate(limit, now);
     },
     async finish(id: string, o: DeliveryOutcome): Promise<void> {
-      q.finish.run(o.status, o.url, o.statusCode, o.error, o.durationMs, o.finishedAt, id);
+      q.finish.run(o.status, o.url, o.statusCode, o.error, o.durationMs, o.finishedAt, o.bodySealed, id);
     },
     /** Marks deliveries still `sending` since before `claimedBefore` as failed (their process stopped). */
     async failStale(claimedBefore: number, now: number, reason: string): Promise<number> {
@@ -192,6 +204,16 @@ export function createWebhooksRepo(db: SqliteDb) {
     /** Newest first. */
     async listDeliveries(appId: string, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }> {
       return { deliveries: q.list.all(appId, limit, offset).map(toDelivery), total: q.count.get(appId)!.n };
+    },
+    /** One delivery of the app (another app's id finds nothing). */
+    async findDelivery(appId: string, id: string): Promise<DeliveryRow | undefined> {
+      const r = q.one.get(appId, id);
+      return r && toDelivery(r);
+    },
+    /** Forgets bodies of events older than `bodiesBefore` and whole rows older than `rowsBefore`. */
+    async prune(bodiesBefore: number, rowsBefore: number): Promise<{ bodies: number; rows: number }> {
+      const rows = q.dropRows.run(rowsBefore).changes;
+      return { bodies: q.dropBodies.run(bodiesBefore).changes, rows };
     },
     async queuedCount(appId: string): Promise<number> {
       return q.queued.get(appId)!.n;

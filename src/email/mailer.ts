@@ -14,7 +14,7 @@ export interface Mailer {
 const mailers = new WeakMap<Core, Mailer>();
 
 function createMailer(core: Core): Mailer {
-  let transport: EmailTransport | undefined;
+  let transport: Promise<EmailTransport> | undefined;
   const pending = new Set<Promise<void>>();
 
   const deliver = async (build: () => OutgoingEmail | Promise<OutgoingEmail>) => {
@@ -23,9 +23,9 @@ function createMailer(core: Core): Mailer {
       const message = await build();
       to = message.to;
       transport ??= createEmailTransport(core);
-      await transport.send(message);
+      await (await transport).send(message);
     } catch (e) {
-      core.log.error("email not sent", { to, transport: core.config.email.transport, error: e instanceof Error ? e.message : String(e) });
+      core.log.warn("email not sent", { to, transport: core.config.email.transport, error: e instanceof Error ? e.message : String(e) });
     }
   };
 
@@ -41,7 +41,7 @@ function createMailer(core: Core): Mailer {
   };
   core.onClose(async () => {
     await mailer.idle();
-    transport?.close();
+    if (transport) (await transport.catch(() => undefined))?.close();
   });
   return mailer;
 }

@@ -1,6 +1,6 @@
-import { createTransport } from "nodemailer";
 import { newId } from "../crypto/random.ts";
 import type { Core } from "../core.ts";
+import { ShownInLogs } from "../log.ts";
 
 export interface OutgoingEmail {
   appId: string;
@@ -22,7 +22,9 @@ export interface EmailTransport {
 }
 
 /** SMTP through nodemailer (`config.email.transport: "smtp"`). */
-function smtpTransport(core: Core): EmailTransport {
+async function smtpTransport(core: Core): Promise<EmailTransport> {
+  // Loaded on first use: a CLI command that sends no mail does not pay for nodemailer.
+  const { createTransport } = await import("nodemailer");
   const smtp = core.config.email.smtp!;
   const transporter = createTransport({
     host: smtp.host,
@@ -59,13 +61,15 @@ function outboxTransport(core: Core): EmailTransport {
         link: m.link,
         createdAt: core.clock(),
       });
-      // "url" rather than "link…token" so the logger's secret-field filter keeps it visible: it is the point of the outbox.
-      core.log.info(`email (outbox) to ${m.to}: ${m.subject}`, { url: m.link });
+      // In development the link is the point of the outbox (a person follows it instead of
+      // reading mail), so it passes redaction; in production a token-bearing link never reaches a log.
+      if (core.config.mode === "development") core.log.info(`email (outbox) to ${m.to}: ${m.subject}`, { url: m.link ? new ShownInLogs(m.link) : null });
+      else core.log.info(`email (outbox) to ${m.to}: ${m.subject}`, { kind: m.kind });
     },
     close() {},
   };
 }
 
-export function createEmailTransport(core: Core): EmailTransport {
-  return core.config.email.transport === "smtp" ? smtpTransport(core) : outboxTransport(core);
+export async function createEmailTransport(core: Core): Promise<EmailTransport> {
+  return core.config.email.transport === "smtp" ? await smtpTransport(core) : outboxTransport(core);
 }

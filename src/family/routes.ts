@@ -3,15 +3,15 @@ import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
-import { requireApp, requireTenant } from "../http/guards.ts";
+import { requireApp, noStore, requireTenant } from "../http/guards.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
 import { bodyObject, CreateInviteBody } from "../invites/shape.ts";
 import { createFamilyInvite, listFamilyInvites, revokeFamilyInvite } from "./invites.ts";
 import { leaveFamily, listMembers, removeMember } from "./members.ts";
 import { ConsumeBody, ReplaceBody, consumeFamilyInvite, replaceWithFamily } from "./join.ts";
 
-const RemoveMemberBody = v.object({ member_tenant_id: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(100)) });
-const NoBody = bodyObject({});
+export const RemoveMemberBody = v.object({ member_tenant_id: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(100)) });
+export const NoBody = bodyObject({});
 
 /** Family plans: the owner's invites and members, a member's leave, and the two ways to join. */
 export function registerFamilyRoutes(router: Router, core: Core): void {
@@ -20,6 +20,7 @@ export function registerFamilyRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/family-invite/consume", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, ConsumeBody, limit);
+    noStore(event);
     enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
     const outcome = await consumeFamilyInvite(core, app, body);
     if (outcome.result === "new") event.res.status = 201;
@@ -29,6 +30,7 @@ export function registerFamilyRoutes(router: Router, core: Core): void {
   router.post("/api/v1/tenants/me/replace-with-family", async (event) => {
     const { app, tenantId } = await requireTenant(event, core);
     const body = await readJson(event, ReplaceBody, limit);
+    noStore(event);
     return replaceWithFamily(core, app, tenantId, body.token);
   });
 

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { fail } from "../errors.ts";
+import type { Spool } from "./blob-io.ts";
+import { readChunk } from "../http/body-timeout.ts";
 
 /** Bytes a multipart body may carry beyond the file itself: boundaries, part headers, small fields. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -19,13 +21,16 @@ export interface FilePart {
   filename: string | null;
   /** the part's own content-type, lower-cased without parameters; null when absent */
   contentType: string | null;
-  data: Buffer;
+  /** bytes written to the spool */
+  size: number;
   sha256: string;
 }
 
 export interface MultipartLimits {
   /** the part named `file` may hold at most this many bytes */
   maxFileBytes: number;
+  /** a body that sends nothing for this long is refused (408) */
+  idleTimeoutMs: number;
 }
 
 interface Part {
@@ -36,7 +41,8 @@ interface Part {
 
 interface FileAccumulator {
   part: Part;
-  chunks: Buffer[];
+  /** bytes parsed but not yet written to the spool */
+  pending: Buffer[];
   size: number;
   hash: ReturnType<typeof createHash>;
 }
@@ -98,15 +104,17 @@ function parsePartHeaders(block: string): Part {
 }
 
 /**
- * Reads a `multipart/form-data` body as it streams and keeps only the part named `file`,
- * refusing it with 413 as soon as it passes `maxFileBytes` (and the whole body once it passes
- * that plus a small overhead), so a huge body is never held: memory stays at most the file
- * limit plus one network chunk. Other parts are read and dropped.
+ * Reads a `multipart/form-data` body as it streams and writes only the part named `file` to
+ * `spool` (a temp file), refusing it with 413 as soon as it passes `maxFileBytes` (and the
+ * whole body once it passes that plus a small overhead): memory stays at one network chunk
+ * whatever the file size. Other parts are read and dropped. A body that stalls for
+ * `idleTimeoutMs` is refused with 408.
  */
 export async function readFilePart(
   body: ReadableStream<Uint8Array> | null,
   headers: Headers,
   limits: MultipartLimits,
+  spool: Spool,
 ): Promise<FilePart> {
   const boundary = multipartBoundary(headers.get("content-type"));
   const maxBodyBytes = limits.maxFileBytes + MULTIPART_OVERHEAD_BYTES;
@@ -131,7 +139,7 @@ export async function readFilePart(
     if (state !== "body" || !part?.isFile || !file || bytes.length === 0) return;
     file.size += bytes.length;
     if (file.size > limits.maxFileBytes) throw tooLarge();
-    file.chunks.push(bytes);
+    file.pending.push(bytes);
     file.hash.update(bytes);
   };
 
@@ -180,7 +188,7 @@ export async function readFilePart(
         part = parsePartHeaders(end < 0 ? "" : buf.subarray(0, end).toString("utf8"));
         if (part.isFile) {
           if (file) throw fail("invalid_request", 'Send exactly one part named "file" per upload.');
-          file = { part, chunks: [], size: 0, hash: createHash("sha256") };
+          file = { part, pending: [], size: 0, hash: createHash("sha256") };
         }
         buf = buf.subarray(end < 0 ? 2 : end + HEADER_END.length);
         state = "body";
@@ -196,12 +204,15 @@ export async function readFilePart(
   const reader = body.getReader();
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await readChunk(reader, limits.idleTimeoutMs);
       if (done) break;
       total += value.byteLength;
       if (total > maxBodyBytes) throw tooLarge();
       buf = buf.length === 0 ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Buffer.concat([buf, value]);
       while (step());
+      const written = file as FileAccumulator | null;
+      // Waiting on the disk here holds the sender back through TCP instead of growing the heap.
+      if (written) for (const bytes of written.pending.splice(0)) await spool.write(bytes);
     }
   } catch (e) {
     discardRest(reader);
@@ -211,10 +222,11 @@ export async function readFilePart(
   if (state !== "done") throw fail("invalid_request", "The multipart body ended before its closing boundary.");
   const found = file as FileAccumulator | null;
   if (!found || !fileDone) throw fail("invalid_request", 'The upload has no part named "file": send the file as the multipart part "file".');
+  await spool.finish();
   return {
     filename: found.part.filename,
     contentType: found.part.contentType,
-    data: Buffer.concat(found.chunks, found.size),
+    size: found.size,
     sha256: found.hash.digest("hex"),
   };
 }

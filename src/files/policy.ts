@@ -60,15 +60,18 @@ export function refusedExtension(name: string | null): string | undefined {
   return ext && REFUSED_EXTENSIONS.has(ext) ? `the extension ${ext}` : undefined;
 }
 
-/** Shown in place (`inline`): raster images, audio, video and PDF. Everything else downloads. */
+/**
+ * Shown in place (`inline`): raster images, audio and video. Everything else downloads. PDF
+ * is inline only from a separate CDN origin: a PDF viewer runs scripts and forms, which
+ * must never run on the API's own origin.
+ */
 const INLINE_TYPES = new Set([
   "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp", "image/x-icon",
   "audio/mpeg", "audio/ogg", "audio/wav", "audio/flac", "audio/mp4", "audio/aac",
   "video/mp4", "video/webm", "video/ogg", "video/quicktime",
-  "application/pdf",
 ]);
 
-export const isInline = (mimeType: string) => INLINE_TYPES.has(mimeType);
+export const isInline = (mimeType: string, separateOrigin = false) => INLINE_TYPES.has(mimeType) || (separateOrigin && mimeType === "application/pdf");
 
 // Control characters (C0, DEL, C1), bidi overrides and isolates, BOM / zero-width no-break space.
 const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;

@@ -1,27 +1,30 @@
 import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
-import { requireTenant } from "../http/guards.ts";
+import { clientIp, requireTenant } from "../http/guards.ts";
 import { readFilePart } from "./multipart.ts";
 import { deleteFile, requireOwnFile, toFileInfo, uploadFile } from "./service.ts";
 import { servePublicFile } from "./serve.ts";
-import { createLimiter } from "../tools/limiter.ts";
-
-/** Uploads read and stored at the same time; see registerFilesRoutes. */
-export const UPLOADS_IN_MEMORY = 2;
+import { openSpool } from "./blob-io.ts";
+import { createUploadSlots } from "./upload-slots.ts";
 
 /** HTTP routes of the files area: the tenant's upload, read and delete, and the public file URL. */
 export function registerFilesRoutes(router: Router, core: Core): void {
-  // An upload is held in memory (up to the file limit) between reading and storing it, so
-  // only a few are read at once; the others wait with their bodies unread, which holds the
-  // senders back through TCP instead of growing the heap.
-  const inMemory = createLimiter(UPLOADS_IN_MEMORY);
+  // An upload streams to a temp file as it arrives, so nothing server-wide waits on a slow
+  // sender; what a tenant or an address may have in flight at once is capped.
+  const slots = createUploadSlots();
 
   router.post("/api/v1/files/upload", async (event) => {
     const { app, tenantId } = await requireTenant(event, core);
-    const file = await inMemory(async () => {
-      const part = await readFilePart(event.req.body, event.req.headers, { maxFileBytes: core.config.files.maxBytes });
-      return uploadFile(core, app, tenantId, part);
+    const file = await slots(`${app.id}|${tenantId}`, clientIp(event, core), async () => {
+      const spool = await openSpool(core);
+      try {
+        const limits = { maxFileBytes: core.config.files.maxBytes, idleTimeoutMs: core.config.bodyIdleTimeoutSeconds * 1000 };
+        const part = await readFilePart(event.req.body, event.req.headers, limits, spool);
+        return await uploadFile(core, app, tenantId, part, spool);
+      } finally {
+        await spool.discard();
+      }
     });
     event.res.status = 201;
     return { file: toFileInfo(core, file) };

@@ -1,16 +1,18 @@
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
 import { newId } from "../crypto/random.ts";
-import { effectiveEntitlements } from "../billing/effective.ts";
+import { storageQuota } from "../account/quotas.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { FileBlobRef, FileRow } from "../db/files.ts";
 import type { FilePart } from "./multipart.ts";
+import { readSpool, storeSpool, type Spool } from "./blob-io.ts";
+import { createLimiter } from "../tools/limiter.ts";
 import { sniff } from "./sniff.ts";
 import { cleanFilename, extensionFor, extensionOf, refusedDeclaredType, refusedExtension } from "./policy.ts";
 
-/** The entitlement that caps a tenant's stored bytes: a number, `false` (0) or `true`/absent (no cap). */
-export const STORAGE_ENTITLEMENT = "storage_bytes";
+/** The entitlement that caps a tenant's stored bytes: a number, `false` (0), `true` (no cap); absent: the app's `settings.quotas.storageBytes`. */
+export { STORAGE_ENTITLEMENT } from "../account/quotas.ts";
 
 /** The spec's FileInfo. */
 export function toFileInfo(core: Core, f: FileRow) {
@@ -32,29 +34,40 @@ export function publicFileUrl(core: Core, f: FileRow): string {
   return `${base}/api/v1/public/files/${f.id}/${encodeURIComponent(name)}`;
 }
 
-async function storageQuota(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
-  const value = (await effectiveEntitlements(core, app, tenantId))[STORAGE_ENTITLEMENT];
-  if (value === undefined || value === true) return null;
-  return value === false ? 0 : value;
-}
-
 const quotaError = (quota: number) =>
-  fail("limit_reached", `This upload would take your stored files past your plan's ${quota}-byte storage limit. Delete files or upgrade the plan.`);
+  fail("limit_reached", `This upload would take your stored files past your ${quota}-byte storage limit. Delete files or upgrade the plan.`);
 
 /**
- * Stores an uploaded part for the tenant: refuses browser-executable content (415) by its
- * declared type, its name and its bytes, checks the storage quota, writes the blob, then the
- * row. Whichever of the two fails, neither is left behind.
+ * Uploads whose received bytes are checked and moved into storage at once. This runs after
+ * the body has fully arrived (spooled to disk), so a slow sender never holds a slot; each
+ * slot holds at most one file's bytes for the moment of sniffing and storing.
  */
-export async function uploadFile(core: Core, app: AppRow, tenantId: string, part: FilePart): Promise<FileRow> {
+const STORING_AT_ONCE = 2;
+const storing = new WeakMap<Core, <T>(task: () => Promise<T>) => Promise<T>>();
+function storingSlot(core: Core) {
+  let limit = storing.get(core);
+  if (!limit) storing.set(core, (limit = createLimiter(STORING_AT_ONCE)));
+  return limit;
+}
+
+/**
+ * Stores an uploaded part (spooled to a temp file) for the tenant: refuses
+ * browser-executable content (415) by its declared type, its name and its bytes, checks
+ * the storage quota, writes the blob, then the row. Whichever of the two fails, neither is
+ * left behind.
+ */
+export async function uploadFile(core: Core, app: AppRow, tenantId: string, part: FilePart, spool: Spool): Promise<FileRow> {
   const originalFilename = cleanFilename(part.filename);
   const refusedBy = refusedDeclaredType(part.contentType) ?? refusedExtension(part.filename) ?? refusedExtension(originalFilename);
   if (refusedBy) throw refusedError(refusedBy);
-  const sniffed = sniff(part.data, extensionOf(originalFilename));
-  if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
-
   const quota = await storageQuota(core, app, tenantId);
-  if (quota !== null && (await core.db.files.usedBytes(app.id, tenantId)) + part.data.length > quota) throw quotaError(quota);
+  if (quota !== null && (await core.db.files.usedBytes(app.id, tenantId)) + part.size > quota) throw quotaError(quota);
+  return storingSlot(core)(() => storePart(core, app, tenantId, part, spool, originalFilename, quota));
+}
+
+async function storePart(core: Core, app: AppRow, tenantId: string, part: FilePart, spool: Spool, originalFilename: string | null, quota: number | null): Promise<FileRow> {
+  const sniffed = sniff(await readSpool(spool.path), extensionOf(originalFilename));
+  if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
 
   const id = newId("file");
   const row: FileRow = {
@@ -62,14 +75,14 @@ export async function uploadFile(core: Core, app: AppRow, tenantId: string, part
     appId: app.id,
     tenantId,
     pathname: `${app.id}/${tenantId}/${id}${extensionFor(sniffed.mimeType)}`,
-    sizeBytes: part.data.length,
+    sizeBytes: part.size,
     mimeType: sniffed.mimeType,
     originalFilename,
     sha256: part.sha256,
     createdAt: core.clock(),
   };
   try {
-    await core.storage.setItemRaw(row.pathname, part.data);
+    await storeSpool(core, spool, row.pathname);
   } catch (e) {
     core.log.error("files: storage write failed", { pathname: row.pathname, error: String(e) });
     await removeBlobQuietly(core, row.pathname);
@@ -153,5 +166,18 @@ export async function removeAppFiles(core: Core, app: AppRow): Promise<void> {
   const PAGE = 500;
   for (let after = "", page; (page = await core.db.files.appBlobs(app.id, after, PAGE)).length > 0; after = page.at(-1)!.id) {
     await removeBlobs(core, app.id, page);
+  }
+}
+
+/**
+ * Removes every blob stored under the tenant's prefix (`<appId>/<tenantId>/`) whatever the
+ * rows say: after an account deletion, blobs of uploads that were in flight meanwhile.
+ */
+export async function sweepTenantBlobs(core: Core, appId: string, tenantId: string): Promise<void> {
+  try {
+    const keys = await core.storage.getKeys(`${appId}:${tenantId}:`);
+    for (const key of keys) await removeBlobQuietly(core, key);
+  } catch (e) {
+    core.log.error("files: could not sweep a deleted tenant's blobs", { appId, tenantId, error: String(e) });
   }
 }

@@ -4,6 +4,8 @@ import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
 import { issueMessage } from "../tools/issue-message.ts";
 import { isPlainObject } from "../tools/merge-patch.ts";
+import { hostParsedBody } from "./host-body.ts";
+import { bodyIdleMs, bodyTimedOut, readChunk } from "./body-timeout.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
 export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, where = "body"): v.InferOutput<S> {
@@ -17,6 +19,38 @@ const tooLarge = (limit: number) =>
   fail("payload_too_large", `The request body is larger than ${limit} bytes.`, { connection: "close" });
 
 /**
+ * After refusing a body, this much more of it is read and dropped while the 413 goes out: a
+ * client still sending then reads the answer (cutting at once resets the connection under
+ * it, and Node's client reports EPIPE/ECONNRESET instead of the status).
+ */
+const DRAIN_AFTER_REFUSAL_BYTES = 16 * 1024 * 1024;
+
+/** JSON is UTF-8 (RFC 8259): a byte sequence that is not is refused, never patched with U+FFFD. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+function decodeUtf8(bytes: Buffer): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw fail("invalid_json", "The request body is not valid UTF-8: send JSON encoded as UTF-8.");
+  }
+}
+
+/** Reads and drops up to a bound of what is left of a refused node request, then lets it go. */
+function drainNode(req: IncomingMessage): void {
+  let dropped = 0;
+  const onData = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DRAIN_AFTER_REFUSAL_BYTES) {
+      req.off("data", onData);
+      req.destroy();
+    }
+  };
+  req.on("data", onData);
+  req.on("error", () => {});
+  req.resume();
+}
+
+/**
  * The Node request under h3's web Request when served by node:http, if nothing has read its
  * body yet. Reading it directly avoids building a web ReadableStream per request, which cost
  * more CPU than the rest of a small JSON request together (see docs/performance.md).
@@ -27,11 +61,21 @@ function unreadNodeRequest(event: H3Event): IncomingMessage | undefined {
   return req;
 }
 
-function readNodeLimited(req: IncomingMessage, limit: number): Promise<string> {
+function readNodeLimited(req: IncomingMessage, limit: number, idleMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        cleanup();
+        // The 408 goes out with connection: close; the stalled body is never waited for again.
+        reject(bodyTimedOut(idleMs));
+      }, idleMs);
+    };
     const cleanup = () => {
+      clearTimeout(idle);
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("error", onError);
@@ -41,15 +85,20 @@ function readNodeLimited(req: IncomingMessage, limit: number): Promise<string> {
       size += chunk.length;
       if (size > limit) {
         cleanup();
-        req.pause();
+        drainNode(req);
         reject(tooLarge(limit));
         return;
       }
       chunks.push(chunk);
+      armIdle();
     };
     const onEnd = () => {
       cleanup();
-      resolve(Buffer.concat(chunks, size).toString("utf8"));
+      try {
+        resolve(decodeUtf8(Buffer.concat(chunks, size)));
+      } catch (e) {
+        reject(e);
+      }
     };
     const onError = (error: Error) => {
       cleanup();
@@ -64,22 +113,32 @@ function readNodeLimited(req: IncomingMessage, limit: number): Promise<string> {
     req.on("end", onEnd);
     req.on("error", onError);
     req.on("close", onClose);
+    armIdle();
   });
 }
 
-/** Reads a body of any type, refusing more than `limit` bytes while streaming. */
+/** Reads a body of any type as strict UTF-8, refusing more than `limit` bytes while streaming and a body that stalls. */
 export async function readLimited(event: H3Event, limit: number): Promise<string> {
   const declared = event.req.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
   const nodeReq = unreadNodeRequest(event);
-  if (nodeReq) return readNodeLimited(nodeReq, limit);
+  if (declared !== null && Number(declared) > limit) {
+    if (nodeReq) drainNode(nodeReq);
+    throw tooLarge(limit);
+  }
+  const hostText = hostParsedBody(event, limit);
+  if (hostText !== undefined) return hostText;
+  const idleMs = bodyIdleMs(event);
+  if (nodeReq) return readNodeLimited(nodeReq, limit, idleMs);
   const body = event.req.body;
   if (!body) return "";
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await readChunk(reader, idleMs).catch(async (e: unknown) => {
+      await reader.cancel().catch(() => {});
+      throw e;
+    });
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -88,7 +147,7 @@ export async function readLimited(event: H3Event, limit: number): Promise<string
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return decodeUtf8(Buffer.concat(chunks));
 }
 
 /**
@@ -111,7 +170,7 @@ export async function readJson<S extends v.GenericSchema>(event: H3Event, schema
   if (!isPlainObject(value)) throw fail("invalid_request", "The request body must be a JSON object.");
   // A misspelt optional field would otherwise be dropped in silence (an `expiresIn` for
   // `expiresInSeconds` quietly gets the default); it is named first, before what it hides.
-  const known = (schema as { entries?: Record<string, unknown> }).entries;
+  const known = objectEntries(schema);
   if (known) {
     const unknown = Object.keys(value).find((key) => !Object.hasOwn(known, key));
     if (unknown !== undefined) {
@@ -119,6 +178,17 @@ export async function readJson<S extends v.GenericSchema>(event: H3Event, schema
     }
   }
   return parseInput(schema, value);
+}
+
+/** The fields of an object schema, also when it sits inside a pipe (`v.pipe(v.unknown(), …, v.object(…))`). */
+function objectEntries(schema: unknown): Record<string, unknown> | undefined {
+  const s = schema as { entries?: Record<string, unknown>; pipe?: unknown[] };
+  if (s.entries) return s.entries;
+  for (const item of s.pipe ?? []) {
+    const found = item !== schema ? objectEntries(item) : undefined;
+    if (found) return found;
+  }
+  return undefined;
 }
 
 async function readLimitedIfTyped(event: H3Event, type: string | null, limit: number): Promise<string> {

@@ -43,7 +43,6 @@ export function defineCorsMiddleware(core: Core): Middleware {
         return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not allowed for this app: add it to the app's corsOrigins setting.`, { vary: "Origin" });
       }
       event.res.headers.set("access-control-allow-origin", origin);
-      event.res.headers.set("access-control-allow-credentials", "true");
       event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
     }
     return next();

@@ -1,9 +1,11 @@
 import { getRequestIP, type H3Event } from "h3";
+import { clientKey, resolveClientAddress } from "./trust-proxy.ts";
 import { fail } from "../errors.ts";
 import { constantTimeEqual, hashToken } from "../crypto/random.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import type { DeveloperRow } from "../db/developers.ts";
+import { sessionStates } from "../db/session-state-cache.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
 export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
@@ -14,6 +16,7 @@ export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
     const hint = key.startsWith("sk_") ? " This is the app's secret key: it goes in x-service-secret, and only from your server." : "";
     throw fail("unauthorized", `Unknown x-service-key: check the app's publishable key (tenantd app show).${hint}`);
   }
+  (event.context as { appId?: string }).appId = app.id; // for the access log
   return app;
 }
 
@@ -94,7 +97,7 @@ export async function checkTenant(
   }
   const { claims } = result;
   if (claims.app !== app.id) return { error: "invalid_access_token", message: "The access token was issued for another app." };
-  const session = await core.db.sessions.state(claims.sid);
+  const session = core.engine === "sqlite" ? sessionStates(core.sqlite).get(claims.sid, now) : await core.db.sessions.state(claims.sid);
   if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== claims.sub) {
     return { error: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
   }
@@ -133,7 +136,17 @@ export async function requireOwnApp(core: Core, developer: DeveloperRow, appId: 
   return app;
 }
 
-/** Client IP for rate limits: the socket's, or x-forwarded-for only when trustProxy is set. */
+/**
+ * Client key for rate limits: the first address, from the socket peer leftwards through
+ * x-forwarded-for, that is not one of the operator's trusted proxies; IPv6 by its /64.
+ */
 export function clientIp(event: H3Event, core: Core): string {
-  return getRequestIP(event, { xForwardedFor: core.config.trustProxy }) ?? "unknown";
+  const address = resolveClientAddress(getRequestIP(event), event.req.headers.get("x-forwarded-for"), core.config.trustProxy);
+  return address ? clientKey(address) : "unknown";
+}
+
+/** A reply carrying tokens: no browser, proxy or CDN may keep a copy. */
+export function noStore(event: H3Event): void {
+  event.res.headers.set("cache-control", "no-store");
+  event.res.headers.set("pragma", "no-cache");
 }

@@ -4,7 +4,8 @@ import type { InviteRow } from "../db/invites.ts";
 import { hashToken, newId, newToken } from "../crypto/random.ts";
 
 const DAY_SECONDS = 24 * 3600;
-export const MIN_INVITE_SECONDS = 60;
+/** One rule for every `expiresInSeconds` (share links, invite tokens, family invites): at least 1. */
+export const MIN_INVITE_SECONDS = 1;
 export const MAX_INVITE_SECONDS = 365 * DAY_SECONDS;
 /** How long an invite lives when the body names no `expiresInSeconds`. */
 export const DEFAULT_INVITE_SECONDS = { invite: 30 * DAY_SECONDS, family: 7 * DAY_SECONDS } as const;

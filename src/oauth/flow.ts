@@ -50,8 +50,8 @@ export async function startOAuth(
     appId: app.id,
     provider,
     redirectUrl: redirect,
-    inviteToken: input.inviteToken ? core.secrets.seal(input.inviteToken) : null,
-    codeVerifier: verifier ? core.secrets.seal(verifier) : null,
+    inviteToken: input.inviteToken ? core.secrets.seal(input.inviteToken, app.id) : null,
+    codeVerifier: verifier ? core.secrets.seal(verifier, app.id) : null,
     browserHash: hashToken(binding),
     createdAt: now,
     expiresAt: now + STATE_TTL_MS,
@@ -98,7 +98,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
     }
     if (!input.code) throw fail("provider_error", `${provider} returned no authorization code.`);
     const config = providerConfig(core, app, provider);
-    const verifier = state.codeVerifier ? core.secrets.open(state.codeVerifier) : null;
+    const verifier = state.codeVerifier ? core.secrets.open(state.codeVerifier, app.id) : null;
     let identity: Identity;
     try {
       const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier);
@@ -108,7 +108,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
       core.log.warn("oauth code exchange failed", { provider, appId: app.id, error: e instanceof Error ? e.message : String(e) });
       throw fail("provider_error", `${provider} did not accept the sign-in.`);
     }
-    const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken) : null;
+    const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
     const tokens = await signIn(core, app, provider, identity, inviteToken);
     return {
       location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken }),

@@ -107,16 +107,17 @@ const READERS: Record<OAuthProviderName, Reader> = {
   },
   async microsoft(tokens, c) {
     const claims = idTokenClaims(tokens, "Microsoft", c.clientId, (iss) => iss.startsWith("https://login.microsoftonline.com/"));
-    // Entra's `email` claim is not verified by default; trust it only when the claims say so.
-    return fromClaims(claims, isTrue(claims.email_verified) || isTrue(claims.xms_edov));
+    // Entra's `email` claim is whatever the account's own directory admin typed in; only the
+    // optional claim `xms_edov` (email domain owner verified) vouches for it.
+    return fromClaims(claims, isTrue(claims.xms_edov));
   },
   async facebook(tokens) {
     const me = await getJson("https://graph.facebook.com/me?fields=id,email", tokens.accessToken(), "Facebook");
     const id = str(me?.id);
     if (!id) throw fail("provider_error", "Facebook did not say which account signed in.");
     const email = normEmail(me.email);
-    // Facebook only returns an email the person has confirmed.
-    return { id, email, emailVerified: email !== null };
+    // The Graph API has no verified flag and does not promise the email was confirmed.
+    return { id, email, emailVerified: false };
   },
   async discord(tokens) {
     const me = await getJson("https://discord.com/api/users/@me", tokens.accessToken(), "Discord");

@@ -13,12 +13,12 @@ import { cookieName, readCookie } from "./cookie.ts";
 import { PROVIDERS } from "./providers.ts";
 
 const param = v.pipe(v.string(), v.maxLength(2048));
-const StartQuery = v.object({
+export const StartQuery = v.object({
   appId: v.pipe(v.string("appId is required"), v.minLength(1, "appId is required"), v.maxLength(100)),
   redirect: v.optional(param),
   inviteToken: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
 });
-const CallbackParams = v.object({
+export const CallbackParams = v.object({
   state: v.optional(param),
   code: v.optional(param),
   error: v.optional(param),

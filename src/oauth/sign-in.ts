@@ -18,7 +18,9 @@ function placeholderEmail(provider: OAuthProviderName, id: string): string {
 
 /**
  * Finds the tenant by provider account, else links the tenant with the same verified email,
- * else signs up a new one. A concurrent sign-in of the same account loses the insert race
+ * else signs up a new one. An email the provider does not vouch for is never a match key nor
+ * the new tenant's address: whoever typed someone else's address at the provider would
+ * otherwise own that person's account before (or after) they sign up. A concurrent sign-in of the same account loses the insert race
  * and retries once, finding the winner's link.
  */
 export async function signIn(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, retry = true): Promise<TokenPair> {
@@ -29,11 +31,8 @@ export async function signIn(core: Core, app: AppRow, provider: OAuthProviderNam
     return startSession(core, linked);
   }
   try {
-    const existing = identity.email ? await core.db.tenants.findByEmail(app.id, identity.email) : undefined;
+    const existing = identity.email && identity.emailVerified ? await core.db.tenants.findByEmail(app.id, identity.email) : undefined;
     if (existing) {
-      if (!identity.emailVerified) {
-        throw fail("email_not_verified", `An account with this email exists, but ${provider} has not verified the email, so it cannot be linked. Sign in with your password.`);
-      }
       await core.db.oauth.linkExisting(link, existing.id);
       const tenant = (await core.db.tenants.findById(app.id, existing.id))!;
       return startSession(core, tenant);
@@ -53,9 +52,9 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
   const tenant: TenantRow = {
     id: newId("tnt"),
     appId: app.id,
-    email: identity.email ?? placeholderEmail(provider, identity.id),
+    email: identity.email !== null && identity.emailVerified ? identity.email : placeholderEmail(provider, identity.id),
     passwordHash: null,
-    emailVerifiedAt: identity.emailVerified ? now : null,
+    emailVerifiedAt: identity.email !== null && identity.emailVerified ? now : null,
     locale: "en",
     parentTenantId: claim?.parentTenantId ?? null,
     createdAt: now,
@@ -66,8 +65,7 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
     linkStep(tenantId);
     claim?.step(tenantId);
   });
-  // A verification email makes sense only for a real address the provider did not vouch for.
-  const sendEmail = app.settings.email.sendEmail && identity.email !== null && !identity.emailVerified;
-  await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail, provider });
+  // The address is either vouched for or a placeholder that never delivers: nothing to verify.
+  await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail: false, provider });
   return tokenPair(core, tenant, session.id, refreshToken);
 }

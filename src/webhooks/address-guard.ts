@@ -110,7 +110,18 @@ export interface VettedTarget {
   family: 4 | 6;
 }
 
-export class RefusedTargetError extends Error {}
+/**
+ * `message` names the address and why (for the server log); `publicMessage` is what the
+ * delivery log shows the app's developer, who must not learn what internal names resolve to.
+ */
+export class RefusedTargetError extends Error {
+  constructor(
+    message: string,
+    readonly publicMessage: string = message,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Resolves the host and returns the address to connect to. Every resolved address must
@@ -129,7 +140,12 @@ export async function vetHost(hostname: string, allowInsecure: boolean): Promise
   if (!allowInsecure) {
     for (const a of found) {
       const reason = refusedAddressReason(a.address);
-      if (reason) throw new RefusedTargetError(`refused target ${host} (${a.address}): ${reason} address (development receivers on this machine need the server started with TENANTD_WEBHOOKS_ALLOW_INSECURE=1)`);
+      if (reason) {
+        throw new RefusedTargetError(
+          `refused target ${host} (${a.address}): ${reason} address (development receivers on this machine need the server started with TENANTD_WEBHOOKS_ALLOW_INSECURE=1)`,
+          `refused: ${host} is not a public address (development receivers on this machine need the server started with TENANTD_WEBHOOKS_ALLOW_INSECURE=1)`,
+        );
+      }
     }
   }
   const first = found[0]!;

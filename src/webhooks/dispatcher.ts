@@ -32,11 +32,13 @@ export function startDispatcher(core: Core): Dispatcher {
   async function deliver(e: QueuedEvent): Promise<DeliveryOutcome> {
     const finishedAt = () => core.clock();
     const config = await core.db.webhooks.findConfig(e.appId);
-    if (!config) {
-      return { status: "invalid_config", url: null, statusCode: null, error: "no webhook URL is configured for this app", durationMs: null, finishedAt: finishedAt() };
-    }
     const { email, payload } = JSON.parse(core.secrets.open(e.data)) as { email: string | null; payload: Record<string, unknown> };
     const envelope = { event: e.event, timestamp: Math.floor(core.clock() / 1000), appId: e.appId, tenantId: e.tenantId, email, payload };
+    if (!config) {
+      // Logged with the body it would have carried, so the operator sees what was missed.
+      const bodySealed = core.secrets.seal(JSON.stringify(envelope));
+      return { status: "invalid_config", url: null, statusCode: null, error: "no webhook URL is configured for this app", durationMs: null, finishedAt: finishedAt(), bodySealed };
+    }
     const { body, headers } = signEnvelope(core.secrets.open(config.secretSealed), envelope);
     const result = await postOnce(config.url, body, headers, core.config.webhooks);
     return {
@@ -46,6 +48,8 @@ export function startDispatcher(core: Core): Dispatcher {
       error: result.error,
       durationMs: result.durationMs,
       finishedAt: finishedAt(),
+      // The very bytes that were signed and sent, so a signature can be re-verified against them.
+      bodySealed: core.secrets.seal(body.toString("utf8")),
     };
   }
 
@@ -55,9 +59,12 @@ export function startDispatcher(core: Core): Dispatcher {
       outcome = await deliver(e);
     } catch (err) {
       core.log.error("webhook delivery failed unexpectedly", { event: e.event, appId: e.appId, error: err as Error });
-      outcome = { status: "failed", url: null, statusCode: null, error: "internal error while preparing the delivery", durationMs: null, finishedAt: core.clock() };
+      outcome = { status: "failed", url: null, statusCode: null, error: "internal error while preparing the delivery", durationMs: null, finishedAt: core.clock(), bodySealed: null };
     }
     await core.db.webhooks.finish(e.id, outcome);
+    if (outcome.status !== "delivered") {
+      core.log.warn("webhook delivery failed", { event: e.event, appId: e.appId, outcome: outcome.status, statusCode: outcome.statusCode, reason: outcome.error });
+    }
   }
 
   async function pass(): Promise<void> {

@@ -4,7 +4,7 @@ import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
 import { requireDeveloper, requireOwnApp } from "../http/guards.ts";
 import { WebhookUrlBody, getWebhookConfig, removeWebhookConfig, rotateWebhookSecret, setWebhookUrl } from "./config.ts";
-import { DeliveryListQuery, listDeliveries } from "./deliveries.ts";
+import { DeliveryListQuery, getDelivery, listDeliveries } from "./deliveries.ts";
 import { startDispatcher } from "./dispatcher.ts";
 
 /** Webhook configuration and delivery log (developer session), and the server's dispatcher. */
@@ -34,5 +34,9 @@ export function registerWebhooksRoutes(router: Router, core: Core): void {
   router.get("/api/v1/admin/apps/:appId/webhook-deliveries", async (event) => {
     const app = await ownApp(event);
     return listDeliveries(core, app, parseInput(DeliveryListQuery, getQuery(event), "query"));
+  });
+  router.get("/api/v1/admin/apps/:appId/webhook-deliveries/:deliveryId", async (event) => {
+    const app = await ownApp(event);
+    return getDelivery(core, app, getRouterParam(event, "deliveryId") ?? "");
   });
 }

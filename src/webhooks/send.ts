@@ -54,7 +54,7 @@ export async function postOnce(
     return done(statusCode, null);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    const reason = e instanceof RefusedTargetError ? err.message : err.code ? `connection failed: ${err.code}` : err.message;
+    const reason = e instanceof RefusedTargetError ? e.publicMessage : err.code ? `connection failed: ${err.code}` : err.message;
     return done(null, reason);
   } finally {
     // The deadline keeps guarding the rest of the answer's body after the status is known.

@@ -1,5 +1,6 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { EmailTokensRepository } from "../repositories.ts";
+import { dropUnverifiedLinks } from "./oauth.ts";
 import type { ConsumeOutcome, EmailTokenPurpose } from "../email-tokens.ts";
 
 export function createPgEmailTokensRepo(sql: PgSql): EmailTokensRepository {
@@ -40,6 +41,7 @@ export function createPgEmailTokensRepo(sql: PgSql): EmailTokensRepository {
       return sql.begin(async (tx) => {
         const outcome = await consume(tx, hash, appId, "verify", now);
         if (outcome.ok) await setVerified(tx, appId, outcome.tenantId, now);
+        if (outcome.ok) await dropUnverifiedLinks(tx, appId, outcome.tenantId, now);
         return outcome;
       });
     },
@@ -51,6 +53,7 @@ export function createPgEmailTokensRepo(sql: PgSql): EmailTokensRepository {
         await tx`UPDATE sessions SET ended_at = ${now}, end_reason = 'password_reset' WHERE app_id = ${appId} AND tenant_id = ${outcome.tenantId} AND ended_at IS NULL`;
         // The reset proved control of the inbox, and no other reset link may outlive it.
         await setVerified(tx, appId, outcome.tenantId, now);
+        await dropUnverifiedLinks(tx, appId, outcome.tenantId, now);
         await tx`DELETE FROM email_tokens WHERE app_id = ${appId} AND tenant_id = ${outcome.tenantId} AND purpose = 'reset'`;
         return outcome;
       });

@@ -9,8 +9,9 @@ export function createPgFilesRepo(sql: PgSql): FilesRepository {
         return await sql.begin(async (tx) => {
           // The tenant row lock makes the quota check and the insert one step for this tenant:
           // two concurrent uploads cannot both fit into the last free bytes.
-          const [tenant] = await tx`SELECT 1 FROM tenants WHERE app_id = ${f.appId} AND id = ${f.tenantId} FOR NO KEY UPDATE`;
-          if (!tenant) return "tenant_gone" as const;
+          const [tenant] = await tx<{ deletingAt: number | null }[]>`SELECT deleting_at FROM tenants WHERE app_id = ${f.appId} AND id = ${f.tenantId} FOR NO KEY UPDATE`;
+          // A tenant being deleted takes no new file: its blobs are being swept (see account/delete.ts).
+          if (!tenant || tenant.deletingAt !== null) return "tenant_gone" as const;
           if (quotaBytes !== null) {
             const [u] = await tx<{ n: number }[]>`SELECT COALESCE(SUM(size_bytes), 0)::bigint AS n FROM files WHERE app_id = ${f.appId} AND tenant_id = ${f.tenantId}`;
             if (u!.n + f.sizeBytes > quotaBytes) return "over_quota" as const;

@@ -15,6 +15,7 @@ import { createPgBillingRepo } from "./billing.ts";
 import { createPgInvitesRepo } from "./invites.ts";
 import { createPgFamilyRepo } from "./family.ts";
 import { createPgRecordsRepo } from "./records.ts";
+import { createPgAdminRepo } from "./admin.ts";
 
 /** The PostgreSQL engine behind the same interfaces as SQLite. */
 export function createPgRepositories(sql: PgSql): Repositories {
@@ -34,5 +35,6 @@ export function createPgRepositories(sql: PgSql): Repositories {
     invites: createPgInvitesRepo(sql),
     family: createPgFamilyRepo(sql),
     records: createPgRecordsRepo(sql),
+    admin: createPgAdminRepo(sql),
   };
 }

@@ -23,5 +23,9 @@ export function createPgStatsRepo(sql: PgSql): StatsRepository {
                (SELECT COUNT(*) FROM webhook_deliveries WHERE app_id = ${appId} AND created_at >= ${monthStart}) AS deliveries`;
       return { appId, tenants: r!.tenants, records: r!.records, fileBytes: r!.fileBytes, webhookDeliveriesThisMonth: r!.deliveries };
     },
+    async tenantRecords(appId, tenantId) {
+      const [r] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM records WHERE app_id = ${appId} AND tenant_id = ${tenantId}`;
+      return r!.n;
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import { initialSchema } from "./schema.ts";
+import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
 
 export interface PgMigration {
   version: number;
@@ -11,7 +12,10 @@ export interface PgMigration {
  * PostgreSQL's own versioned migrations (its versions are not SQLite's). A released
  * migration is never edited: add a new one.
  */
-export const PG_MIGRATIONS: PgMigration[] = [{ version: 1, name: "initial", sql: initialSchema }];
+export const PG_MIGRATIONS: PgMigration[] = [
+  { version: 1, name: "initial", sql: initialSchema },
+  { version: 2, name: "security-dashboard-delivery-bodies", sql: securityDashboardDeliveriesSchema },
+];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */
 export const MIGRATION_LOCK = 0x74656e616e7464n;

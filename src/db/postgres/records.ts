@@ -68,7 +68,9 @@ export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
 
   return {
     get: (scope, id) => byId(sql, scope, id),
-    async list(scope, conditions, sort, page) {
+    // No totals cache on PostgreSQL: every page counts its matches (always fresh); `now` only
+    // feeds SQLite's automatic indexes, which PostgreSQL does not have yet (docs/scaling.md).
+    async list(scope, conditions, sort, page, _now) {
       // One snapshot for the page and the total.
       return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
         const w = whereSql(scope, conditions);
@@ -145,6 +147,12 @@ export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
       const live = new Set(appIds.map(pgIndexPrefix));
       for (const name of await indexNames(sql, "records_f_")) if (!live.has(name.slice(0, 23))) await dropIndex(sql, name);
     },
+    // Automatic indexes are SQLite-only for now (docs/scaling.md): nothing is built, listed or dropped.
+    async dropAutoIndexes(_appId) {},
+    async autoIndexes(_appId) {
+      return [];
+    },
+    async autoIndexesSettled() {},
     async explainList(scope, conditions, sort) {
       const w = whereSql(scope, conditions, new Params());
       const n = w.params.length;

@@ -3,6 +3,7 @@ import type { TenantsRepository } from "../repositories.ts";
 import type { NewSession, TenantRow } from "../tenants.ts";
 import { runStep } from "./steps.ts";
 
+/** The columns of a TenantRow (deleting_at is internal: the files repository reads it). */
 export const TENANT_COLUMNS = "id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at";
 
 export async function insertSession(tx: PgTx | PgSql, tenantId: string, appId: string, s: NewSession): Promise<void> {
@@ -22,18 +23,22 @@ export function createPgTenantsRepo(sql: PgSql): TenantsRepository {
       });
     },
     async findByEmail(appId, email) {
-      const [r] = await sql<TenantRow[]>`SELECT * FROM tenants WHERE app_id = ${appId} AND email = ${email}`;
+      const [r] = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} AND email = ${email}`;
       return r;
     },
     async findById(appId, id) {
-      const [r] = await sql<TenantRow[]>`SELECT * FROM tenants WHERE app_id = ${appId} AND id = ${id}`;
+      const [r] = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} AND id = ${id}`;
       return r;
     },
     async list(appId, opts) {
       const pattern = like(opts.emailContains);
-      const tenants = await sql<TenantRow[]>`SELECT * FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern}
+      // Fixed fragments only; every value is a parameter.
+      const verified = opts.verified === undefined ? sql`` : opts.verified ? sql`AND email_verified_at IS NOT NULL` : sql`AND email_verified_at IS NULL`;
+      const from = opts.createdFrom === undefined ? sql`` : sql`AND created_at >= ${opts.createdFrom}`;
+      const before = opts.createdBefore === undefined ? sql`` : sql`AND created_at < ${opts.createdBefore}`;
+      const tenants = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern} ${verified} ${from} ${before}
         ORDER BY created_at DESC, id LIMIT ${opts.limit} OFFSET ${opts.offset}`;
-      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern}`;
+      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern} ${verified} ${from} ${before}`;
       return { tenants: [...tenants], total: c!.n };
     },
     async markVerified(id, at) {

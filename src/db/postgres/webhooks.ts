@@ -2,7 +2,8 @@ import type { PgSql } from "./connection.ts";
 import type { WebhooksRepository } from "../repositories.ts";
 import type { DeliveryRow, QueuedEvent, WebhookConfigRow } from "../webhooks.ts";
 
-const DELIVERY = "id, app_id, event, tenant_id, status, url, status_code, error, duration_ms, created_at, finished_at";
+/** A log page reads every column but the sealed body, which is opened one delivery at a time. */
+export const DELIVERY = "id, app_id, event, tenant_id, status, url, status_code, error, duration_ms, created_at, finished_at, NULL::text AS body_sealed";
 
 export function createPgWebhooksRepo(sql: PgSql): WebhooksRepository {
   return {
@@ -45,7 +46,7 @@ export function createPgWebhooksRepo(sql: PgSql): WebhooksRepository {
     },
     async finish(id, o) {
       await sql`UPDATE webhook_deliveries SET status = ${o.status}, url = ${o.url}, status_code = ${o.statusCode}, error = ${o.error},
-        duration_ms = ${o.durationMs}, finished_at = ${o.finishedAt} WHERE id = ${id} AND status = 'sending'`;
+        duration_ms = ${o.durationMs}, finished_at = ${o.finishedAt}, body_sealed = ${o.bodySealed} WHERE id = ${id} AND status = 'sending'`;
     },
     async failStale(claimedBefore, now, reason) {
       return (await sql`UPDATE webhook_deliveries SET status = 'failed', error = ${reason}, finished_at = ${now} WHERE status = 'sending' AND claimed_at < ${claimedBefore}`).count;
@@ -55,6 +56,18 @@ export function createPgWebhooksRepo(sql: PgSql): WebhooksRepository {
         ORDER BY created_at DESC, seq DESC LIMIT ${limit} OFFSET ${offset}`;
       const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ${appId}`;
       return { deliveries: [...deliveries], total: c!.n };
+    },
+    async findDelivery(appId, id) {
+      const [r] = await sql<DeliveryRow[]>`SELECT id, app_id, event, tenant_id, status, url, status_code, error, duration_ms, created_at, finished_at, body_sealed
+        FROM webhook_deliveries WHERE app_id = ${appId} AND id = ${id}`;
+      return r;
+    },
+    async prune(bodiesBefore, rowsBefore) {
+      return sql.begin(async (tx) => {
+        const rows = (await tx`DELETE FROM webhook_deliveries WHERE created_at < ${rowsBefore} AND status <> 'sending'`).count;
+        const bodies = (await tx`UPDATE webhook_deliveries SET body_sealed = NULL WHERE body_sealed IS NOT NULL AND created_at < ${bodiesBefore}`).count;
+        return { bodies, rows };
+      });
     },
     async queuedCount(appId) {
       const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM webhook_events WHERE app_id = ${appId}`;

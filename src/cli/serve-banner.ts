@@ -1,0 +1,49 @@
+import type { TenantBackend } from "../app.ts";
+
+const out = (s: string) => process.stdout.write(s + "\n");
+
+/** Hosts a client elsewhere cannot reach: links built on them work on this machine only, or nowhere. */
+const UNREACHABLE = /^https?:\/\/(0\.0\.0\.0|\[::\]|\[::0?\])(:|\/|$)/;
+
+/** What `tenantd serve` prints once it answers: where, which mode, and what a newcomer does next. */
+export async function printBanner(backend: TenantBackend, url: string, opts: { file: string | undefined; dataDirFlag: string | undefined }): Promise<void> {
+  const config = backend.core.config;
+  out(`tenantd listening on ${url}`);
+  out(
+    config.mode === "production"
+      ? "mode: production (no development outbox or billing unless chosen; no links with tokens in logs)"
+      : "mode: development (friendly defaults: mail outbox, development billing, links in logs). Use --production (or NODE_ENV=production) on a server.",
+  );
+  out(`data directory: ${config.dataDir}`);
+  if (config.dashboard) out(`dashboard: ${config.publicUrl}${config.dashboard.path}/`);
+  if (opts.file) out(`config file: ${opts.file}`);
+  if (config.publicUrl !== url) out(`public URL (used in links): ${config.publicUrl}`);
+  if (UNREACHABLE.test(config.publicUrl)) {
+    out(`warning: links will point at ${config.publicUrl}, which clients cannot reach. Set --public-url (or TENANTD_PUBLIC_URL) to the address clients use.`);
+  }
+  if (config.webhooks.allowInsecure) out("webhooks: http:// and private/loopback targets allowed (webhooks.allowInsecure): development only.");
+  if (config.email.transport === "outbox") {
+    out(
+      config.mode === "development"
+        ? "email: development outbox (messages are stored and logged, not sent; read them with `tenantd mail list`). Set TENANTD_SMTP_HOST to send real mail."
+        : "email: outbox, chosen explicitly (messages are stored, not sent; your app sends its own mail).",
+    );
+  } else {
+    out(`email: SMTP via ${config.email.smtp!.host}:${config.email.smtp!.port}`);
+  }
+  if (config.devBilling) out("billing: apps without Stripe keys use the development provider (no real payment). Production mode turns it off.");
+  if (!backend.defaultApp) out(`apps: ${(await backend.admin.listApps()).map((a) => a.name).join(", ") || "(none)"} — ids and keys: tenantd app list`);
+  if (backend.defaultApp) {
+    out("");
+    out("Created the default app on this empty data directory:");
+    out(`  app id:          ${backend.defaultApp.id}`);
+    out(`  publishable key: ${backend.defaultApp.publishableKey}`);
+    out("");
+    out("Try it:");
+    out(`  curl -X POST ${url}/api/v1/auth/signup -H 'x-service-key: ${backend.defaultApp.publishableKey}' \\`);
+    out(`       -H 'content-type: application/json' -d '{"email":"me@example.com","password":"a long password"}'`);
+    out("");
+    out("Create your developer account (to sign in to the dashboard and use the admin API):");
+    out(`  npx tenantd developer create --email you@example.com${opts.dataDirFlag ? ` --data-dir ${opts.dataDirFlag}` : ""}`);
+  }
+}

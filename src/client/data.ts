@@ -1,0 +1,44 @@
+import type { Core } from "./core.ts";
+import type { ListOptions, MergePatch } from "./filter.ts";
+import type { DataRecord, JsonObject, RecordList, ShareLink } from "./types.ts";
+
+const seg = encodeURIComponent;
+
+/** One collection of the tenant's records; `T` is the shape of each record's `data`. */
+export function collectionApi<T extends object = JsonObject>(core: Core, name: string) {
+  const { request } = core;
+  const base = `/api/v1/data/${seg(name)}`;
+  const tenant = { auth: "tenant" } as const;
+  return {
+    create: async (data: T): Promise<DataRecord<T>> => (await request<{ record: DataRecord<T> }>("POST", base, { ...tenant, body: { data } })).record,
+    get: async (id: string): Promise<DataRecord<T>> => (await request<{ record: DataRecord<T> }>("GET", `${base}/${seg(id)}`, tenant)).record,
+    /** Newest first unless `sort` says otherwise; `total` counts every match. */
+    list: (opts: ListOptions<T> = {}): Promise<RecordList<T>> =>
+      request("GET", base, {
+        ...tenant,
+        query: {
+          filter: opts.filter && JSON.stringify(opts.filter),
+          sort: opts.sort && JSON.stringify(opts.sort),
+          limit: opts.limit,
+          offset: opts.offset,
+        },
+      }),
+    /** JSON Merge Patch of `data`: keys set to null are removed. */
+    update: async (id: string, patch: MergePatch<T>): Promise<DataRecord<T>> => (await request<{ record: DataRecord<T> }>("PUT", `${base}/${seg(id)}`, { ...tenant, body: { data: patch } })).record,
+    delete: async (id: string): Promise<void> => {
+      await request("DELETE", `${base}/${seg(id)}`, tenant);
+    },
+    /** Creates, or updates the record with the same value of the collection's unique field. */
+    upsert: (data: T): Promise<{ record: DataRecord<T>; created: boolean }> => request("POST", `${base}/upsert`, { ...tenant, body: { data } }),
+    /** A public read link; `token` goes to `readShared` (or GET /api/v1/public/shared/{token}). */
+    share: async (id: string, opts: { expiresInSeconds?: number } = {}): Promise<ShareLink> =>
+      (await request<{ shareToken: ShareLink }>("POST", `${base}/${seg(id)}/share`, { ...tenant, body: opts })).shareToken,
+    revokeShares: (id: string): Promise<{ revoked: number }> => request("DELETE", `${base}/${seg(id)}/share`, tenant),
+    readShared: (token: string): Promise<DataRecord<T>> => readShared<T>(core, token),
+  };
+}
+
+/** A record behind a share link; no sign-in needed. */
+export async function readShared<T extends object = JsonObject>(core: Core, token: string): Promise<DataRecord<T>> {
+  return (await core.request<{ record: DataRecord<T> }>("GET", `/api/v1/public/shared/${seg(token)}`)).record;
+}

@@ -1,0 +1,42 @@
+/**
+ * tenantd/client: a typed client for apps. No Node-only imports: browsers, Node >= 20,
+ * Deno, Bun, React Native. Docs: docs/client.md.
+ */
+import { createCore, type ClientOptions } from "./core.ts";
+import { authApi } from "./auth.ts";
+import { oauthApi } from "./oauth.ts";
+import { collectionApi, readShared } from "./data.ts";
+import { filesApi } from "./files.ts";
+import { billingApi } from "./billing.ts";
+import { accountApi, familyApi, invitesApi } from "./account.ts";
+import type { JsonObject } from "./types.ts";
+
+export { TenantdError } from "./errors.ts";
+export { memoryStorage, localStorageAdapter, type ClientStorage } from "./storage.ts";
+export type { LockManagerLike } from "./lock.ts";
+export type { ClientOptions, AuthEvent, AuthListener } from "./core.ts";
+export type { SignUpInput } from "./auth.ts";
+export type { OAuthProvider, OAuthResult, RedirectLocation, HistoryLike } from "./oauth.ts";
+export type { Uploadable } from "./files.ts";
+export type { UsagePeriod } from "./billing.ts";
+export type * from "./types.ts";
+export type { Filter, Sort, ListOptions, Condition, Operators, FieldPath, MergePatch } from "./filter.ts";
+
+export type TenantdClient = ReturnType<typeof createClient>;
+export type Collection<T extends object = JsonObject> = ReturnType<typeof collectionApi<T>>;
+
+export function createClient(options: ClientOptions) {
+  const core = createCore(options);
+  return {
+    auth: authApi(core),
+    ...oauthApi(core),
+    /** A collection of the tenant's records; `T` types each record's `data` (and the filters). */
+    collection: <T extends object = JsonObject>(name: string) => collectionApi<T>(core, name),
+    readShared: <T extends object = JsonObject>(token: string) => readShared<T>(core, token),
+    files: filesApi(core),
+    billing: billingApi(core),
+    account: accountApi(core),
+    invites: invitesApi(core),
+    family: familyApi(core),
+  };
+}

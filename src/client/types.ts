@@ -1,0 +1,51 @@
+import type { InferOutput } from "valibot";
+// Type-only: the shapes are the server's own response schemas (the ones the OpenAPI
+// document is generated from), so the client and the document cannot disagree. No
+// valibot code reaches a bundle.
+import type * as S from "../openapi/schemas.ts";
+
+type Out<K extends keyof typeof S> = InferOutput<(typeof S)[K]>;
+
+export type Tenant = Out<"Tenant">;
+export type TokenPair = Out<"TokenPair">;
+export type AuthReply = Out<"AuthReply">;
+export type Introspection = Out<"Introspection">;
+export type Subscription = Out<"Subscription">;
+export type Entitlements = Out<"Entitlements">;
+export type Plan = Out<"Plan">;
+export type Usage = Out<"Usage">;
+export type FileInfo = Out<"FileInfo">;
+export type ShareLink = Out<"ShareReply">["shareToken"];
+export type Invite = Out<"Invite">;
+export type InviteTokenCreated = Out<"InviteTokenCreated">;
+export type InviteTokenList = Out<"InviteTokenList">;
+export type InviteQuota = Out<"InviteQuota">;
+export type FamilyInviteCreated = Out<"FamilyInviteCreated">;
+export type FamilyInviteList = Out<"FamilyInviteList">;
+export type FamilyInviteRevoked = Out<"FamilyInviteRevoked">;
+export type FamilyMembers = Out<"FamilyMembers">;
+export type FamilyConsumed = Out<"FamilyConsumed">;
+export type FamilyReplaced = Out<"FamilyReplaced">;
+export type LinkedProvider = Out<"LinkedProviders">["providers"][number];
+export type WebhookEvent = Out<"WebhookEvent">;
+
+/** A JSON value, as records hold. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** A record whose `data` has the shape `T`. */
+export type DataRecord<T = JsonObject> = Omit<Out<"DataRecord">, "data"> & { data: T };
+export interface RecordList<T = JsonObject> {
+  records: DataRecord<T>[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+/** What the client keeps in storage for a signed-in tenant. */
+export interface Session {
+  accessToken: string;
+  refreshToken: string;
+  /** The tenant, when the client has seen it (sign-up, sign-in, `me`). */
+  tenant?: Tenant;
+}

@@ -1,0 +1,43 @@
+import type { H3, H3Event } from "h3";
+import type { Core } from "../core.ts";
+import { fail } from "../errors.ts";
+import { dashboardSession } from "./session.ts";
+import { requireCsrf, secureHeaders } from "./security.ts";
+
+// The dashboard reaches the developer's own admin API and nothing else (no tenant routes,
+// no sign-in or sign-out of the bearer API: the dashboard has its own session routes).
+const ALLOWED = /^(admin\/|developer\/(me|usage)$)/;
+const SAFE_METHODS = new Set(["GET", "HEAD"]);
+
+/**
+ * `<path>/api/<rest>` → `/api/v1/<rest>` on this same server, with the cookie session's
+ * token as the bearer. The admin API then applies its own isolation (another developer's app
+ * is a 404) exactly as for any other client.
+ */
+export async function forwardToAdminApi(h3: H3, core: Core, path: string, event: H3Event): Promise<Response> {
+  const pathname = event.url.pathname;
+  const rest = pathname.slice(pathname.lastIndexOf(`${path}/api/`) + path.length + 5);
+  if (!ALLOWED.test(rest)) throw fail("not_found", `The dashboard forwards only admin API paths (admin/…), not ${rest}.`);
+  const session = await dashboardSession(event, core);
+  if (!session) throw fail("unauthorized", "You are signed out of the dashboard (or the session expired): sign in again.");
+  const method = event.req.method;
+  if (!SAFE_METHODS.has(method)) requireCsrf(event, core, session.tokenHash);
+
+  const headers = new Headers({ authorization: `Bearer ${session.token}` });
+  for (const name of ["content-type", "content-length", "accept"]) {
+    const value = event.req.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  const hasBody = !SAFE_METHODS.has(method) && event.req.body !== null;
+  const request = new Request(new URL(`/api/v1/${rest}${event.url.search}`, event.url.origin), {
+    method,
+    headers,
+    body: hasBody ? event.req.body : undefined,
+    ...(hasBody ? { duplex: "half" } : {}),
+  } as RequestInit);
+  const answer = await h3.fetch(request);
+  const out = new Headers(answer.headers);
+  out.set("cache-control", "no-store");
+  secureHeaders(out);
+  return new Response(answer.body, { status: answer.status, headers: out });
+}

@@ -1,0 +1,59 @@
+import { html, useState } from "../vendor/preact-htm.js";
+import { api, qs } from "../api.js";
+import { useLoad, Loaded, Empty, Field, Pager, fmtDate } from "../ui.js";
+
+const LIMIT = 25;
+
+/** Search, filter, sort and page through the app's tenants (all on the server). */
+export function TenantsPage({ app }) {
+  const [query, setQuery] = useState({ email: "", verified: "", plan: "", createdFrom: "", createdTo: "", sort: "-createdAt", offset: 0 });
+  const plans = useLoad(() => api("GET", `admin/apps/${app.id}/plans?archived=true`), [app.id]);
+  const tenants = useLoad(() => api("GET", `admin/apps/${app.id}/tenants${qs({ ...query, limit: LIMIT })}`), [app.id, JSON.stringify(query)]);
+  const submit = (e) => {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    setQuery({ ...Object.fromEntries(f), offset: 0 });
+  };
+  const filtered = query.email || query.verified || query.plan || query.createdFrom || query.createdTo;
+  return html`<div class="stack">
+    <h1>Tenants</h1>
+    <form class="card filters" role="search" aria-label="Find tenants" onSubmit=${submit}>
+      <${Field} label="Email contains"><input name="email" type="search" value=${query.email} placeholder="alice@" /><//>
+      <${Field} label="Verified">
+        <select name="verified" value=${query.verified}><option value="">Any</option><option value="true">Verified</option><option value="false">Not verified</option></select>
+      <//>
+      <${Field} label="Plan">
+        <select name="plan" value=${query.plan}>
+          <option value="">Any</option>
+          ${(plans.data?.plans ?? []).map((p) => html`<option value=${p.id}>${p.name}</option>`)}
+        </select>
+      <//>
+      <${Field} label="Created from"><input name="createdFrom" type="date" value=${query.createdFrom} /><//>
+      <${Field} label="Created before"><input name="createdTo" type="date" value=${query.createdTo} /><//>
+      <${Field} label="Sort">
+        <select name="sort" value=${query.sort}>
+          <option value="-createdAt">Newest first</option><option value="createdAt">Oldest first</option>
+          <option value="email">Email A–Z</option><option value="-email">Email Z–A</option>
+        </select>
+      <//>
+      <button type="submit" class="primary">Search</button>
+    </form>
+    <${Loaded} state=${tenants}>${(d) =>
+      d.tenants.length === 0
+        ? html`<${Empty}>${filtered
+            ? html`<p>No tenant matches these filters. Loosen them, or clear the email box.</p>`
+            : html`<p>No tenants yet. They appear here when people sign up through your app (POST /api/v1/auth/signup with the publishable key).</p>`}<//>`
+        : html`<div class="table-wrap"><table>
+            <caption class="sr-only">Tenants</caption>
+            <thead><tr><th scope="col">Email</th><th scope="col">Verified</th><th scope="col">Created</th></tr></thead>
+            <tbody>${d.tenants.map(
+              (t) => html`<tr key=${t.id}>
+                <td><a href=${`#/apps/${app.id}/tenants/${t.id}`}>${t.email}</a></td>
+                <td>${t.emailVerifiedAt ? "Yes" : "No"}</td>
+                <td>${fmtDate(t.createdAt)}</td>
+              </tr>`,
+            )}</tbody>
+          </table></div>
+          <${Pager} total=${d.total} limit=${LIMIT} offset=${query.offset} onPage=${(offset) => setQuery({ ...query, offset })} />`}<//>
+  </div>`;
+}

@@ -1,0 +1,108 @@
+import { randomUUID } from "node:crypto";
+import { toResponse, type H3Event, type Middleware } from "h3";
+import { errorResponse } from "../errors.ts";
+import { requestContext } from "../log.ts";
+import type { Core } from "../core.ts";
+
+/** Where the server is in its life: the ready probe and the drain read it. */
+export interface Lifecycle {
+  readonly state: "starting" | "serving" | "draining" | "stopped";
+  /** Requests being handled now. */
+  readonly inFlight: number;
+  ready(): void;
+  /** Refuses new requests (503 + `connection: close`) and resolves when none is in flight or the timeout passes. */
+  drain(timeoutMs: number): Promise<{ timedOut: boolean; inFlight: number }>;
+  stopped(): void;
+}
+
+export function createLifecycle(): Lifecycle {
+  let state: Lifecycle["state"] = "starting";
+  let inFlight = 0;
+  let onIdle: (() => void) | undefined;
+  return {
+    get state() {
+      return state;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    ready: () => void (state = state === "starting" ? "serving" : state),
+    stopped: () => void (state = "stopped"),
+    begin: () => void inFlight++,
+    end() {
+      inFlight--;
+      if (inFlight === 0) onIdle?.();
+    },
+    async drain(timeoutMs) {
+      state = "draining";
+      if (inFlight === 0) return { timedOut: false, inFlight: 0 };
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await new Promise<boolean>((resolve) => {
+        onIdle = () => resolve(false);
+        timer = setTimeout(() => resolve(true), timeoutMs);
+      });
+      clearTimeout(timer);
+      onIdle = undefined;
+      return { timedOut, inFlight };
+    },
+  } as Lifecycle & { begin(): void; end(): void };
+}
+
+/** An `x-request-id` we accept from a client or proxy: short, printable, no spaces. */
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+function appIdOf(event: H3Event): string | undefined {
+  const ctx = event.context as { appId?: string; params?: Record<string, string> };
+  return ctx.appId ?? event.req.headers.get("x-service-app") ?? ctx.params?.appId ?? undefined;
+}
+
+/**
+ * The outermost middleware: gives every request an id (the caller's `x-request-id` when it
+ * is sane, else a new one), echoes it, carries it into every log line of the request,
+ * counts the request for the drain, refuses new work while draining, and writes the access log.
+ */
+export function defineLifecycleMiddleware(core: Core, lifecycle: Lifecycle): Middleware {
+  const counter = lifecycle as Lifecycle & { begin(): void; end(): void };
+  return async (event, next) => {
+    const given = event.req.headers.get("x-request-id");
+    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    event.res.headers.set("x-request-id", requestId);
+    if (lifecycle.state === "draining" || lifecycle.state === "stopped") {
+      return errorResponse(503, "unavailable", "The server is shutting down; send the request again (to another instance, or once it is back).", {
+        connection: "close",
+        "retry-after": "5",
+        "x-request-id": requestId,
+      });
+    }
+    counter.begin();
+    const started = performance.now();
+    try {
+      return await requestContext.run({ requestId }, async () => {
+        const response = await toResponse(await next(), event);
+        // A handler's own Response (a file, a redirect) carries the id too.
+        if (!response.headers.has("x-request-id")) {
+          try {
+            response.headers.set("x-request-id", requestId);
+          } catch {
+            // immutable headers (a proxied Response): the id is still in the logs
+          }
+        }
+        if (core.config.accessLog) {
+          const route = (event.context.matchedRoute as { route?: string } | undefined)?.route;
+          // Probes come every few seconds: their lines are debug, so they do not drown the rest.
+          const line = route?.startsWith("/api/v1/health") ? core.log.debug : core.log.info;
+          line?.call(core.log, "request", {
+            method: event.req.method,
+            route: route === "/**" ? "(no route)" : route ?? "(no route)",
+            status: response.status,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+            appId: appIdOf(event),
+          });
+        }
+        return response;
+      });
+    } finally {
+      counter.end();
+    }
+  };
+}

@@ -1,0 +1,45 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { H3 } from "h3";
+import { toNodeHandler as h3NodeHandler } from "h3/node";
+import { errorBody } from "../errors.ts";
+import { BODY_READ_MESSAGE, bodyAsText, bodyWasRead } from "./host-body.ts";
+import { ownsPath } from "./router.ts";
+
+/** A `node:http` request handler that is also Express/Connect middleware (`next` optional). */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => Promise<void>;
+
+/**
+ * Wraps tenantd (or any h3 app) for `node:http`, Express, Connect and Fastify's middie.
+ * Used as middleware (called with `next`), a request tenantd has no route for goes on to
+ * the host's own routes: tenantd answers `/api/v1/**` and its other routes, nothing else.
+ */
+export function toNodeHandler(app: H3): NodeHandler {
+  const handle = h3NodeHandler(app);
+  return async (req, res, next) => {
+    if (next && !ownsPath(app, pathnameOf(req.url))) {
+      next();
+      return;
+    }
+    // A host parser read a body tenantd cannot use (anything but JSON for a JSON endpoint,
+    // e.g. an upload): say how to fix it here, since the error middleware would hide a 500
+    // behind a generic message.
+    if (bodyWasRead(req) && hasBody(req) && !(isJson(req) && bodyAsText((req as { body?: unknown }).body) !== undefined)) {
+      const body = errorBody("internal_error", BODY_READ_MESSAGE);
+      res.writeHead(500, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) }).end(body);
+      return;
+    }
+    await handle(req, res);
+  };
+}
+
+const isJson = (req: IncomingMessage) => /^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "");
+const hasBody = (req: IncomingMessage) => req.headers["content-length"] !== "0" && (req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined);
+
+function pathnameOf(url: string | undefined): string {
+  const path = (url ?? "/").split("?")[0]!;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}

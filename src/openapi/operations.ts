@@ -1,0 +1,217 @@
+import * as v from "valibot";
+import type { ErrorCode } from "../errors.ts";
+import * as auth from "../auth/routes.ts";
+import { SignupBody } from "../auth/signup.ts";
+import * as admin from "../admin/routes.ts";
+import { FilesQuery, RecordsQuery, TenantSearchQuery } from "../admin/tenant-routes.ts";
+import { OutboxQuery, TEST_EVENT } from "../admin/tools-routes.ts";
+import * as data from "../data/routes.ts";
+import * as family from "../family/routes.ts";
+import * as oauth from "../oauth/routes.ts";
+import { PlanListQuery } from "../billing/admin-routes.ts";
+import { CheckoutBody, PortalBody } from "../billing/checkout.ts";
+import { GiftBody, TrialBody } from "../billing/grants.ts";
+import { IncrementBody, UsageQuery } from "../billing/usage.ts";
+import { CreatePlanSchema, UpdatePlanSchema } from "../billing/plans.ts";
+import { ConsumeBody, ReplaceBody } from "../family/join.ts";
+import { CreateInviteBody } from "../invites/shape.ts";
+import { WebhookUrlBody } from "../webhooks/config.ts";
+import { DeliveryListQuery } from "../webhooks/deliveries.ts";
+import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
+import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
+import * as s from "./schemas.ts";
+
+type Schema = v.GenericSchema;
+export type Security = "none" | "appKey" | "tenant" | "developer";
+/** A 2xx answer: a JSON schema, or a kind of non-JSON reply. */
+export type Success = Schema | "empty" | "html" | "redirect" | "binary";
+
+export interface Operation {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** The path as the router registers it (`:param`). */
+  path: string;
+  tag: string;
+  summary: string;
+  security: Security;
+  /** JSON body (valibot, the handler's own schema), a form post, or a multipart upload. */
+  body?: Schema | "form" | "multipart" | "stripe";
+  query?: v.ObjectSchema<v.ObjectEntries, undefined> | v.GenericSchema;
+  /** Extra request headers worth naming (the app secret for a reset token in the reply). */
+  headers?: { name: string; description: string }[];
+  responses: Partial<Record<200 | 201 | 202 | 204 | 206 | 302 | 303, Success>>;
+  /** Codes this route answers with, beyond those of its security and body. */
+  errors?: ErrorCode[];
+  description?: string;
+}
+
+const JSON_BODY: ErrorCode[] = ["invalid_request", "invalid_json", "unsupported_media_type", "payload_too_large"];
+const BY_SECURITY: Record<Security, ErrorCode[]> = {
+  none: [],
+  appKey: ["unauthorized"],
+  tenant: ["unauthorized", "invalid_access_token", "token_expired", "session_ended"],
+  developer: ["unauthorized", "not_found"],
+};
+
+/** Every code an operation can answer with: its security's, its body's, its own, and 500. */
+export function errorCodes(op: Operation): ErrorCode[] {
+  const body = op.body === undefined ? [] : op.body === "stripe" ? ["invalid_request", "payload_too_large"] as ErrorCode[] : JSON_BODY;
+  const query = op.query || op.path.includes(":") ? (["invalid_request"] as ErrorCode[]) : [];
+  return [...new Set<ErrorCode>([...BY_SECURITY[op.security], ...body, ...query, ...(op.errors ?? []), "internal_error"])];
+}
+
+const NoBody = v.object({});
+const base = "/api/v1";
+const appAdmin = `${base}/admin/apps/:appId`;
+const tenantAdmin = `${appAdmin}/tenants/:tenantId`;
+const collection = `${base}/data/:collection`;
+const RATE: ErrorCode[] = ["rate_limited"];
+
+/**
+ * Every route tenantd serves. A test holds this list equal to the router's, so a route
+ * added without its entry here (or an entry without its route) fails the suite.
+ */
+export const OPERATIONS: Operation[] = [
+  { method: "GET", path: "/", tag: "meta", summary: "What this server is: name, version, API base, health and docs links (HTML for browsers)", security: "none", responses: { 200: s.ServerInfo } },
+  { method: "GET", path: `${base}/health`, tag: "meta", summary: "Liveness: the process answers and the database answers a trivial query", security: "none", responses: { 200: s.Health }, errors: ["unavailable"] },
+  { method: "GET", path: `${base}/health/ready`, tag: "meta", summary: "Readiness: 503 while starting or draining", security: "none", responses: { 200: s.Ready }, errors: ["unavailable"] },
+  { method: "GET", path: `${base}/openapi.json`, tag: "meta", summary: "This OpenAPI 3.1 document", security: "none", responses: { 200: v.looseObject({ openapi: v.string() }) } },
+
+  // Tenant auth.
+  { method: "POST", path: `${base}/auth/signup`, tag: "auth", summary: "Create an account and sign in", security: "appKey", body: SignupBody, responses: { 201: s.AuthReply }, errors: ["email_exists", "signup_disabled", "invite_required", "invalid_token", ...RATE] },
+  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: s.AuthReply }, errors: ["invalid_credentials", ...RATE] },
+  { method: "POST", path: `${base}/auth/refresh`, tag: "auth", summary: "Rotate the refresh token for a new access token", security: "appKey", body: auth.RefreshBody, responses: { 200: s.TokenPair }, errors: ["invalid_credentials", "session_ended", ...RATE],
+    description: "The refresh token is single-use: a token already rotated (outside a short grace window for concurrent refreshes) ends the whole session (`session_ended`)." },
+  { method: "POST", path: `${base}/auth/logout`, tag: "auth", summary: "End this session", security: "tenant", body: auth.LogoutBody, responses: { 204: "empty" } },
+  { method: "GET", path: `${base}/auth/me`, tag: "auth", summary: "The signed-in tenant", security: "tenant", responses: { 200: s.TenantReply } },
+  { method: "POST", path: `${base}/auth/verify-email`, tag: "auth", summary: "Confirm an email address with the emailed token", security: "appKey", body: auth.TokenBody, responses: { 200: s.Ok }, errors: ["invalid_token", "gone", "already_verified", ...RATE] },
+  { method: "POST", path: `${base}/auth/resend-verification`, tag: "auth", summary: "Send the verification email again", security: "tenant", body: auth.LocaleBody, responses: { 200: s.Ok }, errors: ["already_verified", ...RATE] },
+  { method: "POST", path: `${base}/auth/request-password-reset`, tag: "auth", summary: "Email a reset link, or hand the token to the app's server", security: "appKey", body: auth.ResetRequestBody,
+    headers: [{ name: "x-service-secret", description: "The app's secret key: required when the reply carries the reset token (sendEmail false). Send it from your server only." }],
+    responses: { 200: s.ResetTokenReply, 204: "empty" }, errors: ["forbidden", ...RATE] },
+  { method: "POST", path: `${base}/auth/reset-password`, tag: "auth", summary: "Set a new password with a reset token", security: "appKey", body: auth.ResetBody, responses: { 200: s.Ok }, errors: ["invalid_token", "gone", ...RATE] },
+  { method: "POST", path: `${base}/auth/introspect`, tag: "auth", summary: "Whether an access token is live, and whose", security: "appKey", body: auth.IntrospectBody, responses: { 200: s.Introspection },
+    description: "Send the token to check as `authorization: Bearer …`. A missing, invalid, expired or ended token is 200 `{ active: false }`." },
+  { method: "GET", path: DEFAULT_LINK_PATHS.verify, tag: "pages", summary: "The page an email's verification link opens", security: "none", query: v.object({ app: v.string(), token: v.string() }), responses: { 200: "html" } },
+  { method: "POST", path: DEFAULT_LINK_PATHS.verify, tag: "pages", summary: "The verification page's form post", security: "none", body: "form", responses: { 200: "html" }, errors: ["invalid_request", ...RATE] },
+  { method: "GET", path: DEFAULT_LINK_PATHS.reset, tag: "pages", summary: "The page an email's reset link opens", security: "none", query: v.object({ app: v.string(), token: v.string() }), responses: { 200: "html" } },
+  { method: "POST", path: DEFAULT_LINK_PATHS.reset, tag: "pages", summary: "The reset page's form post", security: "none", body: "form", responses: { 200: "html" }, errors: ["invalid_request", ...RATE] },
+
+  // Social login.
+  { method: "GET", path: `${base}/auth/oauth/:provider`, tag: "oauth", summary: "Start social login (a browser navigation)", security: "none", query: oauth.StartQuery, responses: { 302: "redirect" },
+    errors: ["invalid_redirect", "not_found", "forbidden", ...RATE],
+    description: "Redirects to the provider. tenantd comes back to `redirect` with `#service_oauth=success&service_access_token=…&service_refresh_token=…` or `#service_oauth=error&error=<code>`." },
+  { method: "GET", path: `${base}/auth/oauth/:provider/callback`, tag: "oauth", summary: "The provider's return (redirects to the app's redirect with the fragment)", security: "none", query: oauth.CallbackParams, responses: { 302: "redirect" }, errors: ["invalid_state", "state_expired", "not_found"] },
+  { method: "POST", path: `${base}/auth/oauth/:provider/callback`, tag: "oauth", summary: "Apple's form-post return", security: "none", body: "form", responses: { 302: "redirect" }, errors: ["invalid_state", "state_expired", "not_found", "method_not_allowed"] },
+  { method: "GET", path: `${base}/auth/providers`, tag: "oauth", summary: "Social accounts linked to the tenant", security: "tenant", responses: { 200: s.LinkedProviders } },
+
+  // Data.
+  { method: "POST", path: collection, tag: "data", summary: "Create a record", security: "tenant", body: data.DataBody, responses: { 201: s.RecordReply }, errors: ["conflict"] },
+  { method: "GET", path: collection, tag: "data", summary: "List records (filter, sort, limit, offset)", security: "tenant", query: data.ListQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
+    description: "`filter` and `sort` are JSON in the query string; operators `$eq $ne $gt $gte $lt $lte $in`; `$id`, `$createdAt`, `$updatedAt` name the record's own fields (docs/data.md)." },
+  { method: "POST", path: `${collection}/upsert`, tag: "data", summary: "Create or update by the collection's unique field", security: "tenant", body: data.DataBody, responses: { 200: s.UpsertReply, 201: s.UpsertReply }, errors: ["conflict"] },
+  { method: "GET", path: `${collection}/:id`, tag: "data", summary: "Read a record", security: "tenant", responses: { 200: s.RecordReply }, errors: ["not_found"] },
+  { method: "PUT", path: `${collection}/:id`, tag: "data", summary: "Update a record (JSON Merge Patch of data)", security: "tenant", body: data.DataBody, responses: { 200: s.RecordReply }, errors: ["not_found", "conflict"] },
+  { method: "DELETE", path: `${collection}/:id`, tag: "data", summary: "Delete a record", security: "tenant", responses: { 204: "empty" }, errors: ["not_found"] },
+  { method: "POST", path: `${collection}/:id/share`, tag: "data", summary: "Create a public read link", security: "tenant", body: data.ShareBody, responses: { 201: s.ShareReply }, errors: ["not_found"] },
+  { method: "DELETE", path: `${collection}/:id/share`, tag: "data", summary: "Revoke every share link of a record", security: "tenant", responses: { 200: s.RevokeSharesReply }, errors: ["not_found"] },
+  { method: "GET", path: `${base}/public/shared/:token`, tag: "data", summary: "Read a shared record (no auth: the token is the capability)", security: "none", responses: { 200: s.RecordReply }, errors: ["not_found", "gone"] },
+
+  // Files.
+  { method: "POST", path: `${base}/files/upload`, tag: "files", summary: "Upload a file (multipart/form-data, field `file`)", security: "tenant", body: "multipart", responses: { 201: s.FileReply }, errors: ["invalid_request", "payload_too_large", "unsupported_media_type", "limit_reached"] },
+  { method: "GET", path: `${base}/files/:id`, tag: "files", summary: "A file's metadata", security: "tenant", responses: { 200: s.FileReply }, errors: ["not_found"] },
+  { method: "DELETE", path: `${base}/files/:id`, tag: "files", summary: "Delete a file", security: "tenant", responses: { 204: "empty" }, errors: ["not_found"] },
+  { method: "GET", path: `${base}/public/files/:id/:name`, tag: "files", summary: "A file's bytes (public URL; single byte ranges)", security: "none", responses: { 200: "binary", 206: "binary" }, errors: ["not_found", "range_not_satisfiable"] },
+
+  // Billing and usage.
+  { method: "GET", path: `${base}/billing/plans`, tag: "billing", summary: "The app's plans", security: "appKey", responses: { 200: s.PlansReply } },
+  { method: "POST", path: `${base}/billing/checkout`, tag: "billing", summary: "Start a checkout for a plan", security: "tenant", body: CheckoutBody, responses: { 200: s.UrlReply }, errors: ["not_found", "conflict", "provider_error", "unavailable"] },
+  { method: "POST", path: `${base}/billing/portal`, tag: "billing", summary: "Open the billing portal", security: "tenant", body: PortalBody, responses: { 200: s.UrlReply }, errors: ["not_found", "conflict", "provider_error", "unavailable"] },
+  { method: "GET", path: `${base}/billing/subscription`, tag: "billing", summary: "The tenant's effective subscription", security: "tenant", responses: { 200: s.SubscriptionReply } },
+  { method: "GET", path: `${base}/billing/entitlements`, tag: "billing", summary: "The tenant's effective entitlements", security: "tenant", responses: { 200: s.EntitlementsReply } },
+  { method: "GET", path: `${base}/billing/usage/:featureKey`, tag: "billing", summary: "Usage of a feature this period", security: "tenant", query: UsageQuery, responses: { 200: s.Usage } },
+  { method: "POST", path: `${base}/billing/usage/:featureKey/increment`, tag: "billing", summary: "Count usage (atomic; refused past the limit)", security: "tenant", body: IncrementBody, responses: { 200: s.Usage }, errors: ["limit_reached"] },
+  { method: "POST", path: `${base}/billing/stripe/webhook/:appId`, tag: "billing", summary: "Stripe's webhook endpoint (verified with stripe-signature)", security: "none", body: "stripe", responses: { 200: s.StripeReceived }, errors: ["invalid_signature", "not_found", "conflict"] },
+  { method: "GET", path: `${DEV_PAGE_PATH}/checkout/:token`, tag: "pages", summary: "Development billing: checkout page (development mode only)", security: "none", responses: { 200: "html" }, errors: ["not_found", "gone"] },
+  { method: "POST", path: `${DEV_PAGE_PATH}/checkout/:token`, tag: "pages", summary: "Development billing: confirm or cancel the checkout", security: "none", body: "form", responses: { 303: "redirect" }, errors: ["not_found", "gone"] },
+  { method: "GET", path: `${DEV_PAGE_PATH}/portal/:token`, tag: "pages", summary: "Development billing: portal page (development mode only)", security: "none", responses: { 200: "html" }, errors: ["not_found", "gone"] },
+  { method: "POST", path: `${DEV_PAGE_PATH}/portal/:token`, tag: "pages", summary: "Development billing: cancel or resume", security: "none", body: "form", responses: { 303: "redirect" }, errors: ["not_found", "gone"] },
+
+  // Account, invites, family.
+  { method: "POST", path: `${base}/tenants/me/delete`, tag: "account", summary: "Delete the tenant's account and everything it owns", security: "tenant", responses: { 200: s.AccountDeleted }, errors: ["provider_error"] },
+  { method: "POST", path: `${base}/tenants/me/invite-tokens`, tag: "invites", summary: "Create an invite token (plaintext returned once)", security: "tenant", body: CreateInviteBody, responses: { 201: s.InviteTokenCreated }, errors: ["limit_reached"] },
+  { method: "GET", path: `${base}/tenants/me/invite-tokens`, tag: "invites", summary: "The tenant's invite tokens and quota", security: "tenant", responses: { 200: s.InviteTokenList } },
+  { method: "DELETE", path: `${base}/tenants/me/invite-tokens/:id`, tag: "invites", summary: "Delete an unused invite token", security: "tenant", responses: { 200: s.InviteQuotaReply }, errors: ["not_found", "conflict"] },
+  { method: "POST", path: `${base}/auth/family-invite/consume`, tag: "family", summary: "Join a family with a new account", security: "appKey", body: ConsumeBody, responses: { 200: s.FamilyConsumed, 201: s.FamilyConsumed }, errors: ["invalid_token", "gone", "seats_full", "signup_disabled", ...RATE] },
+  { method: "POST", path: `${base}/tenants/me/replace-with-family`, tag: "family", summary: "Join a family as an existing tenant", security: "tenant", body: ReplaceBody, responses: { 200: s.FamilyReplaced }, errors: ["invalid_token", "gone", "seats_full", "conflict"] },
+  { method: "POST", path: `${base}/tenants/me/family-invites`, tag: "family", summary: "Invite a family member (plaintext returned once)", security: "tenant", body: CreateInviteBody, responses: { 201: s.FamilyInviteCreated }, errors: ["forbidden", "seats_full"] },
+  { method: "GET", path: `${base}/tenants/me/family-invites`, tag: "family", summary: "The owner's family invites and seats", security: "tenant", responses: { 200: s.FamilyInviteList }, errors: ["forbidden"] },
+  { method: "DELETE", path: `${base}/tenants/me/family-invites/:id`, tag: "family", summary: "Revoke a family invite", security: "tenant", responses: { 200: s.FamilyInviteRevoked }, errors: ["not_found", "conflict"] },
+  { method: "GET", path: `${base}/tenants/me/family/members`, tag: "family", summary: "The owner's family members", security: "tenant", responses: { 200: s.FamilyMembers }, errors: ["forbidden"] },
+  { method: "POST", path: `${base}/tenants/me/family/remove-member`, tag: "family", summary: "Remove a member", security: "tenant", body: family.RemoveMemberBody, responses: { 200: s.FamilyMemberRemoved }, errors: ["not_found"] },
+  { method: "POST", path: `${base}/tenants/me/family/leave`, tag: "family", summary: "Leave the family", security: "tenant", body: family.NoBody, responses: { 200: s.Ok }, errors: ["conflict", "not_found"] },
+
+  // Developer session.
+  { method: "POST", path: `${base}/developer/login`, tag: "developer", summary: "Sign in as a developer", security: "none", body: admin.LoginBody, responses: { 200: s.DeveloperLogin }, errors: ["invalid_credentials", ...RATE] },
+  { method: "POST", path: `${base}/developer/logout`, tag: "developer", summary: "End the developer session", security: "developer", responses: { 204: "empty" } },
+  { method: "GET", path: `${base}/developer/me`, tag: "developer", summary: "The signed-in developer", security: "developer", responses: { 200: s.DeveloperReply } },
+  { method: "GET", path: `${base}/developer/usage`, tag: "developer", summary: "Usage over the developer's apps this month", security: "developer", responses: { 200: s.DeveloperUsage } },
+
+  // Admin API.
+  { method: "GET", path: `${base}/admin/apps`, tag: "admin", summary: "The developer's apps", security: "developer", responses: { 200: s.AppList } },
+  { method: "POST", path: `${base}/admin/apps`, tag: "admin", summary: "Create an app", security: "developer", body: admin.CreateAppBody, responses: { 201: s.AppReply } },
+  { method: "GET", path: appAdmin, tag: "admin", summary: "An app", security: "developer", responses: { 200: s.AppReply } },
+  { method: "PATCH", path: appAdmin, tag: "admin", summary: "Rename an app or merge-patch its settings", security: "developer", body: admin.UpdateAppBody, responses: { 200: s.AppReply }, errors: ["conflict"] },
+  { method: "DELETE", path: appAdmin, tag: "admin", summary: "Delete an app and everything in it", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${appAdmin}/secret-key`, tag: "admin", summary: "Issue the app's secret key (shown once; replaces the old one)", security: "developer", responses: { 200: s.SecretKeyReply } },
+  { method: "POST", path: `${appAdmin}/rotate-key`, tag: "admin", summary: "Replace the publishable key", security: "developer", responses: { 200: s.AppReply } },
+  { method: "GET", path: `${appAdmin}/tenants`, tag: "admin", summary: "Search tenants (email substring, verified, plan, creation dates; sorted, paged)", security: "developer", query: TenantSearchQuery, responses: { 200: s.TenantList },
+    description: "`email` matches a substring, case-insensitively; `plan` keeps tenants with a current subscription, gift or trial on that plan id; `createdFrom` is inclusive and `createdTo` exclusive (a date or ISO 8601 time)." },
+  { method: "GET", path: tenantAdmin, tag: "admin", summary: "A tenant (by id or email)", security: "developer", responses: { 200: s.TenantReply } },
+  { method: "DELETE", path: tenantAdmin, tag: "admin", summary: "Delete a tenant (admin_delete)", security: "developer", responses: { 204: "empty" }, errors: ["provider_error"] },
+  { method: "GET", path: `${tenantAdmin}/overview`, tag: "admin", summary: "A tenant's whole page: profile, sessions, billing, invites, family, record counts, files", security: "developer", responses: { 200: s.TenantOverview } },
+  { method: "POST", path: `${tenantAdmin}/sessions/end`, tag: "admin", summary: "Sign a tenant out everywhere (ends every live session)", security: "developer", responses: { 200: s.SessionsEnded } },
+  { method: "GET", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "A tenant's records in one collection (as the tenant's own list)", security: "developer", query: RecordsQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
+    description: "`filter` and `sort` are JSON, as in `GET /api/v1/data/{collection}` (docs/data.md)." },
+  { method: "GET", path: `${tenantAdmin}/files`, tag: "admin", summary: "A tenant's files, newest first", security: "developer", query: FilesQuery, responses: { 200: s.TenantFiles } },
+  { method: "GET", path: `${tenantAdmin}/files/:fileId/preview`, tag: "admin", summary: "An image file's bytes for the dashboard's preview (PNG, JPEG, GIF, WebP, AVIF only)", security: "developer", responses: { 200: "binary" }, errors: ["unsupported_media_type"] },
+  { method: "DELETE", path: `${tenantAdmin}/files/:fileId`, tag: "admin", summary: "Delete a tenant's file", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${tenantAdmin}/resend-verification`, tag: "admin", summary: "Resend a tenant's verification email", security: "developer", responses: { 200: s.ResendVerificationAdminReply }, errors: ["already_verified"] },
+  { method: "GET", path: `${appAdmin}/plans`, tag: "admin", summary: "The app's plans, archived ones on request", security: "developer", query: PlanListQuery, responses: { 200: s.AdminPlanList } },
+  { method: "POST", path: `${appAdmin}/plans`, tag: "admin", summary: "Create a plan", security: "developer", body: CreatePlanSchema, responses: { 201: s.AdminPlanReply }, errors: ["conflict"] },
+  { method: "PATCH", path: `${appAdmin}/plans/:planId`, tag: "admin", summary: "Update a plan", security: "developer", body: UpdatePlanSchema, responses: { 200: s.AdminPlanReply }, errors: ["conflict"] },
+  { method: "POST", path: `${appAdmin}/plans/:planId/archive`, tag: "admin", summary: "Archive a plan", security: "developer", responses: { 200: s.AdminPlanReply } },
+  { method: "POST", path: `${appAdmin}/plans/:planId/unarchive`, tag: "admin", summary: "Unarchive a plan", security: "developer", responses: { 200: s.AdminPlanReply } },
+  { method: "POST", path: `${appAdmin}/plans/:planId/sync-stripe`, tag: "admin", summary: "Create or update the plan's Stripe product and price", security: "developer", responses: { 200: s.AdminPlanReply }, errors: ["conflict", "provider_error"] },
+  { method: "GET", path: `${tenantAdmin}/billing`, tag: "admin", summary: "A tenant's billing: every source, entitlements, usage", security: "developer", responses: { 200: s.TenantBilling } },
+  { method: "POST", path: `${tenantAdmin}/billing/gift`, tag: "admin", summary: "Gift a plan", security: "developer", body: GiftBody, responses: { 200: s.TenantBilling } },
+  { method: "DELETE", path: `${tenantAdmin}/billing/gift`, tag: "admin", summary: "Take a gift back", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${tenantAdmin}/billing/trial`, tag: "admin", summary: "Grant a trial", security: "developer", body: TrialBody, responses: { 200: s.TenantBilling }, errors: ["conflict"] },
+  { method: "PUT", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "Set the webhook URL (returns the signing secret once, when new)", security: "developer", body: WebhookUrlBody, responses: { 200: s.WebhookConfig } },
+  { method: "GET", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "The webhook configuration (never the secret)", security: "developer", responses: { 200: s.WebhookConfig } },
+  { method: "DELETE", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "Remove the webhook", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${appAdmin}/event-webhook-config/rotate-secret`, tag: "webhooks", summary: "Replace the signing secret (the old one stops at once)", security: "developer", responses: { 200: s.WebhookConfig }, errors: ["conflict"] },
+  { method: "POST", path: `${appAdmin}/event-webhook-config/test`, tag: "webhooks", summary: `Queue a \`${TEST_EVENT}\` event to the webhook URL`, security: "developer", responses: { 202: s.WebhookTestQueued }, errors: ["not_found"],
+    description: "The delivery shows in the log like any other; receivers ignore the event name. `404 not_found` when no webhook URL is set." },
+  { method: "GET", path: `${appAdmin}/webhook-deliveries`, tag: "webhooks", summary: "The delivery log, newest first (optionally of one status)", security: "developer", query: DeliveryListQuery, responses: { 200: s.WebhookDeliveries } },
+  { method: "GET", path: `${appAdmin}/webhook-deliveries/:deliveryId`, tag: "webhooks", summary: "One delivery with the exact body it sent", security: "developer", responses: { 200: s.WebhookDelivery },
+    description: "`body` is the raw JSON text that was signed and sent (for `invalid_config`, the text that would have been), so a signature can be re-verified against it; `null` with `bodyNote` saying why when it is not kept (bodies are kept 30 days, rows 90)." },
+  { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
+  { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
+    description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
+];
+
+/** The event bodies tenantd posts to the app's webhook URL, by event name. */
+export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }> = {
+  "tenant.deleted": {
+    summary: "A tenant was deleted (by itself or by the developer); `email` was captured before deletion.",
+    payload: v.strictObject({ reason: v.picklist(["self_delete", "admin_delete"]), locale: v.nullable(v.string()) }),
+  },
+  "tenant.email.resend_verification": {
+    summary: "A verification email was asked for again; an app that sends its own email uses the token or URL.",
+    payload: v.strictObject({ verifyToken: v.string(), verifyUrl: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()) }),
+  },
+  [TEST_EVENT]: {
+    summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",
+    payload: v.strictObject({ test: v.literal(true), message: v.string() }),
+  },
+};

@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import express from "express";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createTenantBackend, toNodeHandler, type TenantBackend } from "../src/index.ts";
+import { TEST_ARGON2, tempDir } from "./_helpers.ts";
+import type { Logger } from "../src/log.ts";
+
+function captureLog() {
+  const lines: string[] = [];
+  const log: Logger = { info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) };
+  return { lines, log };
+}
+
+async function listen(app: express.Express): Promise<{ url: string; server: Server }> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** An Express app as people write them: a JSON parser first, tenantd, then the app's own routes. */
+async function expressHost(configure: (app: express.Express, backend: TenantBackend) => void) {
+  const backend = await createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2, publicUrl: "http://localhost:1" });
+  const app = express();
+  configure(app, backend);
+  const { url, server } = await listen(app);
+  const key = backend.defaultApp!.publishableKey;
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url + path, { method: "POST", headers: { "x-service-key": key, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  return {
+    url,
+    backend,
+    post,
+    close: async () => {
+      await new Promise((r) => server.close(r));
+      await backend.close();
+    },
+  };
+}
+
+describe("embedding in Express", () => {
+  it("uses the body express.json() already read, and leaves the host's routes and body to it", async () => {
+    const h = await expressHost((app, backend) => {
+      app.use(express.json());
+      app.use(toNodeHandler(backend));
+      app.get("/", (_req, res) => res.send("host home"));
+      app.post("/echo", (req, res) => res.json({ got: req.body }));
+    });
+    try {
+      const signup = await h.post("/api/v1/auth/signup", { email: "a@example.com", password: "a long password" });
+      expect(signup.status).toBe(201);
+      // The body's own checks still apply to a host-parsed body.
+      const typo = await h.post("/api/v1/auth/login", { email: "a@example.com", pasword: "x" });
+      expect(typo.status).toBe(400);
+      expect(await typo.json()).toMatchObject({ error: "invalid_request", message: expect.stringContaining("body.pasword is not a known field") });
+      const echo = await h.post("/echo", { n: 1 });
+      expect(await echo.json()).toEqual({ got: { n: 1 } });
+      expect(await (await fetch(h.url + "/")).text()).toBe("host home");
+      const unknown = await fetch(h.url + "/api/v1/nothing-here");
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toMatchObject({ error: "not_found" });
+      // An unmatched path outside tenantd's is the host's (Express's own 404 page).
+      const hostMissing = await fetch(h.url + "/nope");
+      expect(hostMissing.status).toBe(404);
+      expect(hostMissing.headers.get("content-type")).toMatch(/text\/html/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("refuses an upload a host middleware already consumed, naming the fix", async () => {
+    const h = await expressHost((app, backend) => {
+      app.use(express.raw({ type: "multipart/form-data" }));
+      app.use(toNodeHandler(backend));
+    });
+    try {
+      const signup = (await (await h.post("/api/v1/auth/signup", { email: "u@example.com", password: "a long password" })).json()) as { accessToken: string };
+      const form = new FormData();
+      form.append("file", new Blob(["hello"], { type: "text/plain" }), "a.txt");
+      const res = await fetch(h.url + "/api/v1/files/upload", {
+        method: "POST",
+        headers: { "x-service-app": h.backend.defaultApp!.id, authorization: `Bearer ${signup.accessToken}` },
+        body: form,
+      });
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({ error: "internal_error", message: expect.stringContaining("Mount tenantd before body parsers") });
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("start-up messages of the library", () => {
+  it("logs the default app's id and key once, and warns when publicUrl is not set", async () => {
+    const dataDir = tempDir();
+    const first = captureLog();
+    const a = await createTenantBackend({ dataDir, logger: first.log, argon2: TEST_ARGON2 });
+    await a.close();
+    expect(first.lines.filter((l) => l.includes(`app id ${a.defaultApp!.id}, publishable key ${a.defaultApp!.publishableKey}`))).toHaveLength(1);
+    expect(first.lines.filter((l) => l.startsWith("warn publicUrl is not set"))).toHaveLength(1);
+
+    const second = captureLog();
+    const b = await createTenantBackend({ dataDir, logger: second.log, argon2: TEST_ARGON2, publicUrl: "https://api.example.com" });
+    await b.close();
+    expect(b.defaultApp).toBeUndefined();
+    expect(second.lines.filter((l) => l.includes("publishable key") || l.includes("publicUrl"))).toEqual([]);
+  });
+});
+
+describe("GET /", () => {
+  it("says what the server is, its version and where docs and health are", async () => {
+    const backend = await createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2 });
+    try {
+      const res = await backend.fetch(new Request("http://localhost/"));
+      expect(res.status).toBe(200);
+      const { version } = (await import("../package.json", { with: { type: "json" } })).default;
+      expect(await res.json()).toMatchObject({ name: "tenantd", version, health: "/api/v1/health", ready: "/api/v1/health/ready", docs: expect.stringMatching(/^https:\/\//) });
+      const html = await backend.fetch(new Request("http://localhost/", { headers: { accept: "text/html,application/xhtml+xml" } }));
+      expect(html.headers.get("content-type")).toMatch(/text\/html/);
+      expect(await html.text()).toContain(`<h1>tenantd ${version}</h1>`);
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
+describe("the root route beside the 404/405 fallback", () => {
+  it("leaves other paths ending in a slash to the 404, and answers POST / with 405", async () => {
+    const backend = await createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2 });
+    try {
+      const post = await backend.fetch(new Request("http://localhost/api/v1/nothing/", { method: "DELETE" }));
+      expect(post.status).toBe(404);
+      const root = await backend.fetch(new Request("http://localhost/", { method: "POST" }));
+      expect(root.status).toBe(405);
+      expect(root.headers.get("allow")).toContain("GET");
+    } finally {
+      await backend.close();
+    }
+  });
+});

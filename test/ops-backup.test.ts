@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { createTenantBackend } from "../src/index.ts";
+import { buildRequest, tempDir, toReply, TEST_ARGON2 } from "./_helpers.ts";
+import { serve, spawnCli } from "./_serve.ts";
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnCli(args, env);
+  const { code } = await r.exited;
+  return { code, stdout: r.stdout(), stderr: r.stderr() };
+}
+
+describe("tenantd backup and restore", () => {
+  it("a backup taken while 500 records are being written restores every record acknowledged before it started, integrity check passing", async () => {
+    const dataDir = tempDir();
+    const s = await serve(dataDir, ["--no-access-log"]);
+    const key = /publishable key:\s+(\S+)/.exec(s.stdout())![1]!;
+    const appId = /app id:\s+(\S+)/.exec(s.stdout())![1]!;
+    const signup = await fetch(buildRequest(s.url, "POST", "/api/v1/auth/signup", { key, body: { email: "b@example.com", password: "a long password" } }));
+    const { accessToken } = (await signup.json()) as { accessToken: string };
+
+    const form = new FormData();
+    form.append("file", new Blob([Buffer.from("backed-up bytes")], { type: "text/plain" }), "note.txt");
+    const uploaded = await fetch(`${s.url}/api/v1/files/upload`, { method: "POST", headers: { authorization: `Bearer ${accessToken}`, "x-service-app": appId }, body: form });
+    expect(uploaded.status).toBe(201);
+    const fileUrl = new URL(((await uploaded.json()) as { file: { url: string } }).file.url);
+
+    const acknowledged: string[] = [];
+    let ackedAtBackupStart: string[] | undefined;
+    let backup: Promise<Awaited<ReturnType<typeof run>>> | undefined;
+    const archive = join(tempDir(), "snap.tar.gz");
+    // Four writers; the backup starts once 250 writes are acknowledged, while they keep going.
+    const writer = async () => {
+      while (acknowledged.length < 500) {
+        const res = await fetch(buildRequest(s.url, "POST", "/api/v1/data/notes", { bearer: { accessToken, appId }, body: { data: { n: acknowledged.length } } }));
+        expect(res.status).toBe(201);
+        acknowledged.push(((await res.json()) as { record: { id: string } }).record.id);
+        if (acknowledged.length >= 250 && !backup) {
+          ackedAtBackupStart = [...acknowledged];
+          backup = run(["backup", archive, "--data-dir", dataDir]);
+        }
+      }
+    };
+    await Promise.all([writer(), writer(), writer(), writer()]);
+    const made = await backup!;
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toContain(`backup written: ${archive}`);
+    expect(made.stderr).toMatch(/backup: database snapshot taken/);
+    expect(made.stderr).toContain("the server key is not in this archive");
+
+    const restored = join(tempDir(), "restored");
+    const r = await run(["restore", archive, "--data-dir", restored]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("integrity check: ok");
+    expect(r.stdout).toMatch(/1 tenants, \d+ records/);
+    const count = Number(/(\d+) records/.exec(r.stdout)![1]);
+    expect(count).toBeGreaterThanOrEqual(ackedAtBackupStart!.length);
+
+    const b = await createTenantBackend({ dataDir: restored, logger: "silent", argon2: TEST_ARGON2, email: { transport: "outbox" } });
+    try {
+      const login = await toReply(await b.fetch(buildRequest("http://x", "POST", "/api/v1/auth/login", { key, body: { email: "b@example.com", password: "a long password" } })));
+      expect(login.status).toBe(200);
+      const list = await toReply(await b.fetch(buildRequest("http://x", "GET", "/api/v1/data/notes?limit=1000", { bearer: { accessToken: login.body.accessToken, appId } })));
+      const ids = new Set((list.body.records as { id: string }[]).map((x) => x.id));
+      for (const id of ackedAtBackupStart!) expect(ids.has(id), id).toBe(true);
+      // The file's blob came along with its row.
+      const blob = await b.fetch(new Request(`http://x${fileUrl.pathname}`));
+      expect(blob.status).toBe(200);
+      expect(await blob.text()).toBe("backed-up bytes");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("restore refuses a non-empty directory unless --force, and leaves it untouched", async () => {
+    const dataDir = tempDir();
+    const s = await serve(dataDir);
+    s.child.kill("SIGTERM");
+    await s.exited;
+    const archive = join(tempDir(), "b.tar.gz");
+    expect((await run(["backup", archive, "--data-dir", dataDir, "--include-secret-key"])).stderr).toContain("this archive holds the server key");
+
+    const target = tempDir();
+    writeFileSync(join(target, "keep.txt"), "mine");
+    const refused = await run(["restore", archive, "--data-dir", target]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("is not empty");
+    expect(refused.stderr).toContain("--force");
+    expect(readFileSync(join(target, "keep.txt"), "utf8")).toBe("mine");
+    expect(existsSync(join(target, "tenantd.db"))).toBe(false);
+
+    const forced = await run(["restore", archive, "--data-dir", target, "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toContain("server key: restored");
+    expect(readFileSync(join(target, "secret.key"), "utf8")).toBe(readFileSync(join(dataDir, "secret.key"), "utf8"));
+    expect(existsSync(join(target, "keep.txt"))).toBe(false);
+  });
+
+  it("restore refuses a file that is not a backup archive; backup refuses a directory without a database", async () => {
+    const junk = join(tempDir(), "junk.tar.gz");
+    writeFileSync(junk, "not an archive");
+    const target = join(tempDir(), "new");
+    const r = await run(["restore", junk, "--data-dir", target]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("is not a tenantd backup archive");
+    expect(existsSync(target)).toBe(false);
+    const missing = await run(["backup", join(tempDir(), "x.tar.gz"), "--data-dir", join(tempDir(), "nothing")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("no tenantd data directory");
+  });
+});

@@ -1,0 +1,159 @@
+import { describe, expect, it, onTestFinished } from "vitest";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { cleanEnv } from "./_helpers.ts";
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, "..");
+const version = (name: string) => (JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+
+/** The README's fenced block that follows `marker`, as written there. */
+function readmeBlock(marker: string): string {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const at = readme.indexOf(marker);
+  expect(at, `README has no "${marker}"`).toBeGreaterThan(-1);
+  const match = /```\w*\n([\s\S]*?)```/.exec(readme.slice(at));
+  return match![1]!;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until the child wrote a line matching `pattern` to stdout or stderr. */
+function waitForOutput(child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const m = pattern.exec(seen);
+      if (m) resolve(m);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`exited with ${code} before printing ${pattern}:\n${seen}`)));
+  });
+}
+
+// A newcomer's path: `npm pack`, install the tarball into an empty project, compile strict
+// TypeScript against it without skipLibCheck, require() it from CommonJS, and run the
+// README's Express example beside the app's own routes.
+describe("the packed tarball in an empty project", () => {
+  it("installs, type-checks strictly, and runs the README's Express app", { timeout: 150_000 }, async () => {
+    const project = mkdtempSync(join(tmpdir(), "tenantd-pack-"));
+    let server: ChildProcess | undefined;
+    // Runs also when the test times out, so no server outlives it.
+    onTestFinished(() => {
+      server?.kill();
+      rmSync(project, { recursive: true, force: true });
+    });
+    {
+      // dist/ is current (test/_build.ts); --ignore-scripts keeps pack from building again.
+      await run("npm", ["pack", "--ignore-scripts", "--pack-destination", project], { cwd: root });
+      const tgz = readdirSync(project).find((f) => f.endsWith(".tgz"))!;
+      const listing = (await run("tar", ["-tzf", join(project, tgz)])).stdout.split("\n");
+      expect(listing).toContain("package/LICENSE");
+      expect(listing).toContain("package/examples/express/server.mjs");
+      expect(listing.filter((f) => f.endsWith(".map"))).toEqual([]);
+
+      writeFileSync(join(project, "package.json"), JSON.stringify({ name: "newcomer", private: true, type: "module" }));
+      // Offline from the npm cache where it can. Install scripts are skipped: better-sqlite3
+      // would otherwise compile from source (minutes) since its prebuilt binaries live off
+      // the npm registry; the binary already built for this Node is copied in instead.
+      await run(
+        "npm",
+        ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", `./${tgz}`, `express@${version("express")}`, `@types/node@${version("@types/node")}`, `better-sqlite3@${version("better-sqlite3")}`],
+        { cwd: project, env: cleanEnv() },
+      );
+      cpSync(join(root, "node_modules/better-sqlite3/build"), join(project, "node_modules/better-sqlite3/build"), { recursive: true });
+      const installed = JSON.parse(readFileSync(join(project, "node_modules/tenantd/package.json"), "utf8")) as Record<string, unknown>;
+      expect(installed).toMatchObject({ license: "MIT", repository: expect.anything(), homepage: expect.any(String), bugs: expect.anything() });
+
+      // Strict TypeScript, skipLibCheck off, with only tenantd (and Node's types) installed.
+      writeFileSync(
+        join(project, "tsconfig.json"),
+        JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: false, types: ["node"] }, files: ["main.ts"] }),
+      );
+      writeFileSync(
+        join(project, "main.ts"),
+        `import { createServer } from "node:http";
+import { createTenantBackend, toNodeHandler, attachJsonClientErrors, ERROR_CODES, type ErrorCode, type TenantBackend,
+  type Tenant, type DataRecord, type FindResult, type FileInfo, type ShareToken, type Subscription, type PlanInfo,
+  type Entitlements, type UsageCounter, type WebhookEvent, type ErrorBody } from "tenantd";
+
+interface Note { title: string; done: boolean }
+const backend: TenantBackend = await createTenantBackend({ dataDir: "./data", publicUrl: "http://localhost:3000" });
+const server = createServer(toNodeHandler(backend));
+attachJsonClientErrors(server);
+const key: string | undefined = backend.defaultApp?.publishableKey;
+const apps = await backend.admin.listApps();
+const code: ErrorCode = "limit_reached";
+const status: number = ERROR_CODES[code];
+declare const page: FindResult<Note>;
+const first: DataRecord<Note> | undefined = page.records[0];
+const title: string | undefined = first?.data.title;
+declare const tenant: Tenant, file: FileInfo, share: ShareToken, sub: Subscription, plan: PlanInfo, ent: Entitlements, usage: UsageCounter, body: ErrorBody;
+declare const event: WebhookEvent;
+if (event.event === "tenant.deleted") { const reason: "self_delete" | "admin_delete" = event.payload.reason; console.log(reason); }
+console.log(key, apps.length, status, title, tenant.email, file.url, share.token, sub.planSlug, plan.priceCents, ent, usage.limit, body.error);
+await backend.close();
+`,
+      );
+      const tsc = await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "."], { cwd: project }).then(
+        () => "",
+        (e: { stdout: string }) => e.stdout,
+      );
+      const errors = tsc.split("\n").filter((l) => /error TS\d+/.test(l));
+      // h3's and unstorage's own declarations have errors without skipLibCheck (documented
+      // in docs/embedding.md); tenantd's declarations and the user's file have none.
+      const ours = errors.filter((l) => !/^node_modules\/(h3|unstorage)\//.test(l));
+      expect(ours).toEqual([]);
+
+      // CommonJS: require() of the ES module works on Node 20.19+.
+      const cjs = await run(process.execPath, ["-e", 'const t = require("tenantd"); console.log(typeof t.createTenantBackend, typeof t.toNodeHandler)'], { cwd: project });
+      expect(cjs.stdout.trim()).toBe("function function");
+
+      // The README's Express example, as written there.
+      writeFileSync(join(project, "server.mjs"), readmeBlock("### Inside Express"));
+      const port = await freePort();
+      server = spawn(process.execPath, ["server.mjs"], { cwd: project, env: { ...cleanEnv(), PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
+      const [, appId, pk] = await waitForOutput(server, /app id (\S+), publishable key (\S+)/);
+      await waitForOutput(server, /listening on/);
+      const base = `http://127.0.0.1:${port}`;
+      const json = { "x-service-key": pk!, "content-type": "application/json" };
+
+      const hello = await fetch(`${base}/hello`);
+      expect(hello.status).toBe(200);
+      expect(await hello.json()).toEqual({ hello: "world" });
+
+      const signup = await fetch(`${base}/api/v1/auth/signup`, { method: "POST", headers: json, body: JSON.stringify({ email: "new@example.com", password: "a long password" }) });
+      expect(signup.status).toBe(201);
+      const { accessToken } = (await signup.json()) as { accessToken: string };
+      const auth = { "x-service-app": appId!, authorization: `Bearer ${accessToken}` };
+
+      const created = await fetch(`${base}/api/v1/data/notes`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ data: { title: "first" } }) });
+      expect(created.status).toBe(201);
+      expect(((await created.json()) as { record: { data: unknown } }).record.data).toEqual({ title: "first" });
+
+      const form = new FormData();
+      form.append("file", new Blob([Buffer.from("89504e470d0a1a0a0000000d49484452", "hex")], { type: "image/png" }), "dot.png");
+      const upload = await fetch(`${base}/api/v1/files/upload`, { method: "POST", headers: auth, body: form });
+      expect(upload.status).toBe(201);
+      const { file } = (await upload.json()) as { file: { url: string } };
+      expect(file.url.startsWith(`http://localhost:${port}/`)).toBe(true);
+
+      const missing = await fetch(`${base}/api/v1/no-such-route`);
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toMatchObject({ error: "not_found" });
+    }
+  });
+});

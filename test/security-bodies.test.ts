@@ -1,0 +1,88 @@
+import { request } from "node:http";
+import { describe, expect, it } from "vitest";
+import { expectError, serveHttp, signupTenant, startBackend } from "./_helpers.ts";
+
+interface Sent {
+  status: number;
+  body: any;
+}
+
+/**
+ * Posts `total` bytes of JSON-looking body with Node's http client, chunked or with an honest
+ * content-length, and reads the answer: the way a client meets a 413 mid-send.
+ */
+function postBig(url: string, path: string, headers: Record<string, string>, total: number, chunked: boolean): Promise<Sent> {
+  return new Promise((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const head = Buffer.from('{"email":"a@example.com","password":"');
+    const h: Record<string, string> = { "content-type": "application/json", ...headers };
+    if (!chunked) h["content-length"] = String(total);
+    const req = request(`${url}${path}`, { method: "POST", headers: h });
+    let answered = false;
+    req.on("response", (res) => {
+      answered = true;
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      res.on("error", reject);
+    });
+    req.on("error", (e) => {
+      if (!answered) reject(new Error(`no answer read: ${e.message}`));
+    });
+    let written = 0;
+    req.write(head);
+    written += head.length;
+    const pump = () => {
+      while (!answered && written < total) {
+        const n = Math.min(chunk.length, total - written);
+        written += n;
+        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void req.once("drain", pump);
+      }
+      if (!answered) req.end();
+    };
+    pump();
+  });
+}
+
+describe("request bodies", () => {
+  it("an oversized JSON body's 413 { error, message } is read by Node's http client, chunked or not (review item 15)", async () => {
+    const t = await startBackend();
+    const { url } = await serveHttp(t.backend);
+    for (let i = 0; i < 15; i++) {
+      for (const chunked of [true, false]) {
+        const res = await postBig(url, "/api/v1/auth/login", { "x-service-key": t.app.publishableKey }, 8 * 1024 * 1024, chunked);
+        expect({ status: res.status, error: res.body.error, message: typeof res.body.message }).toEqual({ status: 413, error: "payload_too_large", message: "string" });
+      }
+    }
+  });
+
+  it("invalid UTF-8 in a JSON body is 400 invalid_json, never stored as U+FFFD (review item 14)", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const raw = Buffer.concat([Buffer.from('{"data":{"name":"caf'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]);
+    const res = await t.request("POST", "/api/v1/data/notes", { bearer: tenant.bearer, headers: { "content-type": "application/json" }, raw });
+    expectError(res, 400, "invalid_json");
+    const pw = Buffer.concat([Buffer.from('{"email":"x@example.com","password":"aaaaaaa'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    expectError(await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, headers: { "content-type": "application/json" }, raw: pw }), 400, "invalid_json");
+    // Well-formed multi-byte UTF-8 is of course fine.
+    const ok = await t.request("POST", "/api/v1/data/notes", { bearer: tenant.bearer, body: { data: { name: "café ☕ 𝄞" } } });
+    expect(ok.status, ok.text).toBe(201);
+    expect(ok.body.record.data.name).toBe("café ☕ 𝄞");
+  });
+
+  it("a JSON body that stalls is refused with 408 request_timeout (review item 5)", async () => {
+    const t = await startBackend({ bodyIdleTimeoutSeconds: 0.5 });
+    const { url } = await serveHttp(t.backend);
+    const res = await new Promise<Sent>((resolve, reject) => {
+      const req = request(`${url}/api/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json", "content-length": "100", "x-service-key": t.app.publishableKey } });
+      req.on("response", (r) => {
+        let text = "";
+        r.on("data", (d) => (text += d));
+        r.on("end", () => resolve({ status: r.statusCode!, body: JSON.parse(text) }));
+      });
+      req.on("error", reject);
+      req.write('{"email":');
+    });
+    expect({ status: res.status, error: res.body.error }).toEqual({ status: 408, error: "request_timeout" });
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { expectError, signupTenant, startBackend } from "./_helpers.ts";
+import { refresh } from "./_auth.ts";
+
+describe("refresh rotation is idempotent inside the grace window (review item 2)", () => {
+  it("a repeat of the same refresh token within the window returns the successor already issued, never a sibling chain", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const first = await refresh(t, tenant.refreshToken);
+    expect(first.status, first.text).toBe(200);
+    t.clock.advance(2000);
+    const repeat = await refresh(t, tenant.refreshToken);
+    expect(repeat.status, repeat.text).toBe(200);
+    expect(repeat.body.refreshToken).toBe(first.body.refreshToken);
+    expect(repeat.headers.get("cache-control")).toBe("no-store");
+    const tokens = t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE s.tenant_id = ?").pluck().get(tenant.id);
+    expect(tokens).toBe(2);
+  });
+
+  it("a thief replaying within the window gets no chain of their own: both parties hold one token, the next reuse ends the session", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const owner = await refresh(t, tenant.refreshToken);
+    const thief = await refresh(t, tenant.refreshToken);
+    expect(thief.body.refreshToken).toBe(owner.body.refreshToken);
+    // The owner moves on; the thief's copy is now a rotated token used again: reuse.
+    const ownerNext = await refresh(t, owner.body.refreshToken);
+    expect(ownerNext.status).toBe(200);
+    t.clock.advance(10_000);
+    expectError(await refresh(t, thief.body.refreshToken), 401, "session_ended");
+    expectError(await refresh(t, ownerNext.body.refreshToken), 401, "session_ended");
+  });
+
+  it("a repeat after the successor was itself rotated is reuse, even inside the window", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const a = await refresh(t, tenant.refreshToken);
+    expect((await refresh(t, a.body.refreshToken)).status).toBe(200);
+    expectError(await refresh(t, tenant.refreshToken), 401, "session_ended");
+  });
+
+  it("the window is a few seconds by default (5 s), and configurable", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    await refresh(t, tenant.refreshToken);
+    t.clock.advance(6000);
+    expectError(await refresh(t, tenant.refreshToken), 401, "session_ended");
+
+    const wide = await startBackend({ refreshReuseGraceSeconds: 30 });
+    const other = await signupTenant(wide);
+    const r = await refresh(wide, other.refreshToken);
+    wide.clock.advance(20_000);
+    expect((await refresh(wide, other.refreshToken)).body.refreshToken).toBe(r.body.refreshToken);
+    expect(() => startBackend({ refreshReuseGraceSeconds: 600 })).rejects.toThrow(/refreshReuseGraceSeconds/);
+  });
+});
