@@ -175,7 +175,7 @@ export const OPTIONS: OptionRow[] = [
   { path: "devBilling", kind: "boolean", env: "TENANTD_DEV_BILLING", default: "on in development, off in production", doc: "Development billing provider (free local checkout pages) for apps without Stripe keys." },
   { path: "dashboard", kind: "switch", env: "TENANTD_DASHBOARD", default: "on", doc: "`false` turns the developer dashboard (dashboard.md) off." },
   { path: "dashboard.path", kind: "string", env: "TENANTD_DASHBOARD_PATH", default: "/_", doc: "Where the dashboard is served, e.g. `/admin/dashboard`.", check: { test: (s) => typeof s === "string" && /^(\/[A-Za-z0-9_~.-]+)+\/?$/.test(s), expects: 'a path like "/_" or "/admin/dashboard"' } },
-  { path: "bootstrap", kind: "boolean", env: "TENANTD_BOOTSTRAP", default: "true", doc: "On an empty database, create an app named `default` and print its keys." },
+  { path: "bootstrap", kind: "boolean", env: "TENANTD_BOOTSTRAP", default: "true", doc: "On an empty database, create an app named `default` and print its keys. Its browser origins are http://localhost:3000 and :5173 in development mode, none in production." },
   { path: "logger", kind: [...LOG_LEVELS], env: "TENANTD_LOG_LEVEL", flag: "log-level", default: "info", doc: "Level of the built-in logger. In code, a `{ debug?, info, warn, error }` object instead (redaction still applies)." },
   { path: "logFormat", kind: ["pretty", "json"], env: "TENANTD_LOG_FORMAT", flag: "log-format", default: "pretty", doc: "`json`: one JSON object per line (time, level, msg, fields) for log collectors." },
   { path: "accessLog", kind: "boolean", env: "TENANTD_ACCESS_LOG", flag: "access-log", default: "true", doc: "One info line per request: method, route pattern, status, ms, app id, request id." },

@@ -3,28 +3,11 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createTenantBackend } from "../src/index.ts";
 import { buildRequest, cleanEnv, tempDir, toReply, TEST_ARGON2 } from "./_helpers.ts";
+import { runCli } from "./_cli.ts";
 
 const BIN = fileURLToPath(new URL("../bin/tenantd", import.meta.url));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI as a child process, as a user would. */
-function cli(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.input ?? "");
-  });
-}
+const cli = runCli;
 
 describe("tenantd CLI", () => {
   it("prints help listing the commands", async () => {

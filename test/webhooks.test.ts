@@ -72,7 +72,7 @@ describe("webhook configuration", () => {
     const { t, developer, rx } = await setup();
     const secret = await configureWebhook(t, developer, rx.url);
     const row = t.backend.core.sqlite.prepare("SELECT secret_sealed FROM webhook_configs WHERE app_id = ?").get(t.app.id) as { secret_sealed: string };
-    expect(row.secret_sealed).toMatch(/^enc:v1:/);
+    expect(row.secret_sealed).toMatch(/^enc:v2:/);
     expect(row.secret_sealed).not.toContain(secret);
   });
 

@@ -6,7 +6,7 @@ import type { Core } from "../core.ts";
 import { mergePatch, nestsDeeperThan, type JsonObject } from "../tools/merge-patch.ts";
 import { toIso } from "../clock.ts";
 import { issueMessage } from "../tools/issue-message.ts";
-import { AppSettingsSchema, dropRedactedSecrets, redactSettings, sealSettings, type AppSettings } from "./settings.ts";
+import { AppSettingsSchema, dropRedactedSecrets, redactSettings, sealedInputPath, sealSettings, type AppSettings } from "./settings.ts";
 
 export const AppNameSchema = v.pipe(v.string(), v.trim(), v.minLength(1, "name must not be empty"), v.maxLength(100, "name is at most 100 characters"));
 
@@ -44,11 +44,19 @@ function validateSettings(raw: unknown): AppSettings {
   return parsed.output;
 }
 
+/** Secrets are given in clear (they are sealed here); a sealed value is another row's. */
+function refuseSealedInput(core: Core, input: unknown): void {
+  const path = sealedInputPath(input, core.secrets);
+  if (path) throw fail("invalid_request", `${path}: give the secret itself (or "[encrypted]" to keep the stored one), not an encrypted value copied from elsewhere.`);
+}
+
 export async function createApp(core: Core, input: { name: string; ownerId?: string | null; settings?: unknown }): Promise<AppRow> {
   const now = core.clock();
-  const settings = sealSettings(validateSettings(input.settings ?? {}) as JsonObject, core.secrets) as AppSettings;
+  refuseSealedInput(core, input.settings);
+  const id = newId("app");
+  const settings = sealSettings(validateSettings(input.settings ?? {}) as JsonObject, core.secrets, id) as AppSettings;
   const app: AppRow = {
-    id: newId("app"),
+    id,
     name: v.parse(AppNameSchema, input.name),
     publishableKey: `pk_${newToken().slice(0, 32)}`,
     secretKeyHash: null,
@@ -66,8 +74,9 @@ export async function createApp(core: Core, input: { name: string; ownerId?: str
 export async function updateApp(core: Core, app: AppRow, patch: { name?: string; settings?: JsonObject }): Promise<AppRow> {
   // Settings are a few levels deep; refusing deeper input first keeps the merge's walk bounded.
   if (patch.settings && nestsDeeperThan(patch.settings, 16)) throw fail("invalid_request", "settings: nested too deeply (at most 16 levels).");
+  if (patch.settings) refuseSealedInput(core, dropRedactedSecrets(patch.settings));
   const merged = patch.settings ? mergePatch(app.settings, dropRedactedSecrets(patch.settings)) : app.settings;
-  const settings = sealSettings(validateSettings(merged) as JsonObject, core.secrets) as AppSettings;
+  const settings = sealSettings(validateSettings(merged) as JsonObject, core.secrets, app.id) as AppSettings;
   const next: AppRow = {
     ...app,
     name: patch.name === undefined ? app.name : v.parse(AppNameSchema, patch.name),

@@ -120,9 +120,42 @@ function mapSecrets(settings: JsonObject, fn: (value: string) => unknown): JsonO
   return copy;
 }
 
-/** Seals any secret that is still plaintext (a freshly set value). */
-export function sealSettings(settings: JsonObject, box: SecretBox): JsonObject {
-  return mapSecrets(settings, (s) => (box.isSealed(s) ? s : box.seal(s)));
+/**
+ * Seals any secret that is still plaintext (a freshly set value), bound to the app id as
+ * associated data so a sealed value copied into another app's row does not open. A value
+ * already sealed is kept; one in the older unbound `enc:v1:` form is re-sealed bound (every
+ * write upgrades the row). Only the app's own stored settings may carry sealed values: the
+ * caller refuses sealed input first (refuseSealedInput).
+ */
+export function sealSettings(settings: JsonObject, box: SecretBox, appId: string): JsonObject {
+  return mapSecrets(settings, (s) => (!box.isSealed(s) ? box.seal(s, appId) : s.startsWith(UNBOUND) ? box.seal(box.open(s), appId) : s));
+}
+
+const UNBOUND = "enc:v1:";
+
+/** Opens an app-settings secret: bound to the app id, or (written before binding) unbound. */
+export function openAppSecret(box: SecretBox, sealed: string, appId: string): string {
+  return sealed.startsWith(UNBOUND) ? box.open(sealed) : box.open(sealed, appId);
+}
+
+/**
+ * A settings value that already looks sealed can only come from another row (another app,
+ * a backup): refused, so it is neither trusted as this app's secret nor opened for it.
+ */
+export function sealedInputPath(input: unknown, box: SecretBox): string | undefined {
+  let found: string | undefined;
+  const walk = (node: unknown, path: string[], at: string[]) => {
+    if (found || !isPlainObject(node)) return;
+    const [head, ...rest] = path;
+    for (const k of head === "*" ? Object.keys(node) : [head!]) {
+      if (!(k in node)) continue;
+      if (rest.length === 0) {
+        if (box.isSealed(node[k])) found ??= ["settings", ...at, k].join(".");
+      } else walk(node[k], rest, [...at, k]);
+    }
+  };
+  for (const p of SECRET_PATHS) walk(input, p, []);
+  return found;
 }
 
 export const REDACTED = "[encrypted]";

@@ -3,20 +3,10 @@ import type { AppRow } from "../db/apps.ts";
 import { ENTITLING_STATUSES, type PlanRow, type SubscriptionRow } from "../db/billing.ts";
 import { toIso } from "../clock.ts";
 import { devPeriodEnd } from "./periods.ts";
+import type { Subscription } from "../types/resources.ts";
 
-/** The spec's Subscription object. */
-export interface Subscription {
-  planId: string;
-  planName: string;
-  planSlug: string;
-  status: "active" | "past_due" | "canceled" | "trialing" | "unpaid";
-  currentPeriodEnd: string | null;
-  cancelAtPeriodEnd: boolean;
-  source?: "billing_provider" | "gift" | "trial" | "family";
-  giftExpiresAt?: string | null;
-  trialUntil?: string | null;
-  familyOwnerEmail?: string | null;
-}
+/** The spec's Subscription object (one definition, in the public types). */
+export type { Subscription };
 
 export type Entitlements = Record<string, boolean | number>;
 

@@ -4,6 +4,7 @@ import { fail } from "../errors.ts";
 import { META, refreshStripeSubscription } from "./stripe-sync.ts";
 import { loadStripe } from "./stripe.ts";
 import type { AppRow } from "../db/apps.ts";
+import { openAppSecret } from "../apps/settings.ts";
 
 const idOf = (ref: string | { id: string } | null | undefined): string | undefined => (typeof ref === "string" ? ref : ref?.id);
 
@@ -20,7 +21,7 @@ export async function handleStripeWebhook(core: Core, appId: string, rawBody: st
   if (!signature) throw fail("invalid_signature", "Missing stripe-signature header.");
   let event: Stripe.Event;
   try {
-    event = loadStripe().webhooks.constructEvent(rawBody, signature, core.secrets.open(sealed), undefined, undefined, core.clock());
+    event = loadStripe().webhooks.constructEvent(rawBody, signature, openAppSecret(core.secrets, sealed, app.id), undefined, undefined, core.clock());
   } catch {
     throw fail("invalid_signature", "The stripe-signature does not match this app's webhook secret, or its timestamp is too old.");
   }

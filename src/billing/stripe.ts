@@ -3,6 +3,7 @@ import type Stripe from "stripe";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
 import { fail } from "../errors.ts";
+import { openAppSecret } from "../apps/settings.ts";
 
 let stripeClass: typeof Stripe | undefined;
 /**
@@ -30,7 +31,7 @@ export function stripeFor(core: Core, app: AppRow): Stripe | null {
   if (!client) {
     const api = core.config.stripeApi;
     const StripeClient = loadStripe();
-    client = new StripeClient(core.secrets.open(sealed), {
+    client = new StripeClient(openAppSecret(core.secrets, sealed, app.id), {
       maxNetworkRetries: 1,
       timeout: 20_000,
       telemetry: false,

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
 import type { PublicApp } from "../apps/service.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
-import { CliError, dataDirArg, jsonArg, print, withCore, commaList } from "./shared.ts";
+import { CliError, dataDirArg, jsonArg, print, secretFlag, withCore, commaList } from "./shared.ts";
 
 const refArg = { app: { type: "positional", description: "App id or name", required: true } } as const;
 
@@ -39,11 +39,11 @@ export default defineCommand({
         name: { type: "string", description: "App name", required: true },
         owner: { type: "string", description: "Email of the developer who owns it (default: the only developer, if there is one)", valueHint: "email" },
         "cors-origins": { type: "string", description: "Comma-separated browser origins allowed to call the API", valueHint: "https://a.example,https://b.example" },
-        settings: { type: "string", description: "Settings as JSON", valueHint: "json" },
+        settings: { type: "string", description: 'Settings as JSON; "-" reads it from stdin (keeps Stripe keys and OAuth secrets out of argv)', valueHint: "json" },
       },
       run: ({ args }) =>
         withCore(args, async (core) => {
-          const settings = { ...parseSettings(args.settings) };
+          const settings = { ...parseSettings(await secretFlag(args.settings, "settings (JSON): ", { whole: true })) };
           const origins = commaList(args["cors-origins"]);
           if (origins) settings.corsOrigins = origins;
           const app = await createAdminApi(core).createApp({ name: args.name, ownerEmail: args.owner, settings });
@@ -80,11 +80,11 @@ export default defineCommand({
         owner: { type: "string", description: "Email of the developer who owns it", valueHint: "email" },
         "signup-mode": { type: "string", description: "open, invite_only or closed" },
         "cors-origins": { type: "string", description: "Comma-separated origins (replaces the list)" },
-        settings: { type: "string", description: "Settings merge patch as JSON (null removes a key)", valueHint: "json" },
+        settings: { type: "string", description: 'Settings merge patch as JSON (null removes a key); "-" reads it from stdin (keeps secrets out of argv)', valueHint: "json" },
       },
       run: ({ args }) =>
         withCore(args, async (core) => {
-          const settings = { ...parseSettings(args.settings) };
+          const settings = { ...parseSettings(await secretFlag(args.settings, "settings (JSON): ", { whole: true })) };
           if (args["signup-mode"] !== undefined) settings.signupMode = args["signup-mode"];
           const origins = commaList(args["cors-origins"]);
           if (origins) settings.corsOrigins = origins;

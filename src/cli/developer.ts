@@ -1,10 +1,10 @@
 import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
 import { toPublicDeveloper } from "../admin/developers.ts";
-import { dataDirArg, jsonArg, print, promptSecret, withCore } from "./shared.ts";
+import { dataDirArg, jsonArg, print, promptSecret, secretFlag, withCore } from "./shared.ts";
 
 const passwordArg = {
-  password: { type: "string", description: "Password (8-256 characters). Asked for when not given; piped stdin works too" },
+  password: { type: "string", description: 'Password (8-256 characters). Asked for (without echo) when not given or "-"; piped stdin works too' },
 } as const;
 
 export default defineCommand({
@@ -15,7 +15,7 @@ export default defineCommand({
       args: { ...dataDirArg, ...jsonArg, ...passwordArg, email: { type: "string", description: "Email", required: true } },
       run: ({ args }) =>
         withCore(args, async (core) => {
-          const password = args.password ?? (await promptSecret("Password for the new developer: "));
+          const password = (await secretFlag(args.password, "Password for the new developer: ")) ?? (await promptSecret("Password for the new developer: "));
           const { developer, adoptedApps } = await createAdminApi(core).createDeveloper({ email: args.email, password });
           print(args.json, { developer, adoptedApps }, () =>
             [
@@ -40,7 +40,7 @@ export default defineCommand({
       args: { ...dataDirArg, ...passwordArg, email: { type: "string", description: "Email", required: true } },
       run: ({ args }) =>
         withCore(args, async (core) => {
-          const password = args.password ?? (await promptSecret("New password: "));
+          const password = (await secretFlag(args.password, "New password: ")) ?? (await promptSecret("New password: "));
           await createAdminApi(core).setDeveloperPassword(args.email, password);
           process.stdout.write(`password changed for ${args.email}\n`);
         }),

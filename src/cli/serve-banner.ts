@@ -38,6 +38,12 @@ export async function printBanner(backend: TenantBackend, url: string, opts: { f
     out("Created the default app on this empty data directory:");
     out(`  app id:          ${backend.defaultApp.id}`);
     out(`  publishable key: ${backend.defaultApp.publishableKey}`);
+    const origins = backend.defaultApp.settings.corsOrigins;
+    out(
+      origins.length > 0
+        ? `  browser origins: ${origins.join(", ")} (development only)`
+        : `  browser origins: none (production). Allow your front end with: tenantd app update default --cors-origins https://app.example.com${opts.dataDirFlag ? ` --data-dir ${opts.dataDirFlag}` : ""}`,
+    );
     out("");
     out("Try it:");
     out(`  curl -X POST ${url}/api/v1/auth/signup -H 'x-service-key: ${backend.defaultApp.publishableKey}' \\`);

@@ -106,13 +106,17 @@ export function print(json: boolean, data: unknown, human: () => string): void {
   process.stdout.write(json ? JSON.stringify(data, null, 2) + "\n" : human() + "\n");
 }
 
-/** Reads a secret from the terminal without echo, or one line from piped stdin. */
-export async function promptSecret(question: string): Promise<string> {
+/**
+ * Reads a secret from the terminal without echo, or from piped stdin: its first line, or all of
+ * it with `whole` (a JSON document may span lines).
+ */
+export async function promptSecret(question: string, opts: { whole?: boolean } = {}): Promise<string> {
   const stdin = process.stdin;
   if (!stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("utf8").split(/\r?\n/)[0] ?? "";
+    const text = Buffer.concat(chunks).toString("utf8");
+    return opts.whole ? text : (text.split(/\r?\n/)[0] ?? "");
   }
   process.stderr.write(question);
   stdin.setRawMode(true);
@@ -135,6 +139,14 @@ export async function promptSecret(question: string): Promise<string> {
     };
     stdin.on("data", onData);
   });
+}
+
+/**
+ * A flag that may carry a secret: `-` reads it from stdin (without echo on a terminal) so it
+ * stays out of argv, shell history and `ps`.
+ */
+export async function secretFlag(value: string | undefined, question: string, opts: { whole?: boolean } = {}): Promise<string | undefined> {
+  return value === "-" ? promptSecret(question, opts) : value;
 }
 
 /** A comma-separated flag value as a list (undefined when the flag was not given). */

@@ -1,7 +1,7 @@
 import { Apple, Discord, Facebook, GitHub, Google, MicrosoftEntraId, Twitter, type OAuth2Tokens } from "arctic";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/apps.ts";
-import type { OAuthProviderName } from "../apps/settings.ts";
+import { openAppSecret, type OAuthProviderName } from "../apps/settings.ts";
 import { fail } from "../errors.ts";
 
 /** A provider's settings for one app, secrets opened, with the callback URL to register. */
@@ -116,7 +116,7 @@ export function providerConfig(core: Core, app: AppRow, provider: OAuthProviderN
   if (!s || !s.enabled) throw fail("not_found", `Sign-in with ${provider} is not enabled for this app. The developer sets it up with: tenantd oauth set --app ${app.id} --provider ${provider}`);
   const missing = PROVIDERS[provider].needs.filter((k) => !s[k]);
   if (missing.length > 0) throw fail("not_found", `Sign-in with ${provider} is not fully configured for this app: ${missing.join(", ")} missing.`);
-  const open = (v: string | undefined) => (v === undefined ? null : core.secrets.isSealed(v) ? core.secrets.open(v) : v);
+  const open = (v: string | undefined) => (v === undefined ? null : core.secrets.isSealed(v) ? openAppSecret(core.secrets, v, app.id) : v);
   return {
     clientId: s.clientId,
     clientSecret: open(s.clientSecret),

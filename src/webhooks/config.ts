@@ -50,14 +50,14 @@ const newSecret = () => newToken("whsec");
 export async function setWebhookUrl(core: Core, app: AppRow, rawUrl: string): Promise<PublicWebhookConfig & { secret: string | null }> {
   const url = checkWebhookUrl(core, rawUrl);
   const secret = newSecret();
-  const created = await core.db.webhooks.setUrl(app.id, url, core.secrets.seal(secret), core.clock());
+  const created = await core.db.webhooks.setUrl(app.id, url, core.secrets.seal(secret, app.id), core.clock());
   return { ...toPublicWebhookConfig(await core.db.webhooks.findConfig(app.id)), secret: created ? secret : null };
 }
 
 /** A new signing secret, returned once; the old one signs nothing from now on. */
 export async function rotateWebhookSecret(core: Core, app: AppRow): Promise<PublicWebhookConfig & { secret: string }> {
   const secret = newSecret();
-  if (!(await core.db.webhooks.setSecret(app.id, core.secrets.seal(secret), core.clock()))) {
+  if (!(await core.db.webhooks.setSecret(app.id, core.secrets.seal(secret, app.id), core.clock()))) {
     throw fail("not_found", "This app has no webhook URL yet: set one with PUT …/event-webhook-config first.");
   }
   return { ...toPublicWebhookConfig(await core.db.webhooks.findConfig(app.id)), secret };

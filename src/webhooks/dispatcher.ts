@@ -3,6 +3,7 @@ import type { DeliveryOutcome, QueuedEvent } from "../db/webhooks.ts";
 import { onEventQueued } from "./events.ts";
 import { postOnce } from "./send.ts";
 import { signEnvelope } from "./sign.ts";
+import { openAppSecret } from "../apps/settings.ts";
 
 const BATCH = 8;
 /** How often the queue is checked for events queued by another process (the CLI). */
@@ -39,7 +40,7 @@ export function startDispatcher(core: Core): Dispatcher {
       const bodySealed = core.secrets.seal(JSON.stringify(envelope));
       return { status: "invalid_config", url: null, statusCode: null, error: "no webhook URL is configured for this app", durationMs: null, finishedAt: finishedAt(), bodySealed };
     }
-    const { body, headers } = signEnvelope(core.secrets.open(config.secretSealed), envelope);
+    const { body, headers } = signEnvelope(openAppSecret(core.secrets, config.secretSealed, e.appId), envelope);
     const result = await postOnce(config.url, body, headers, core.config.webhooks);
     return {
       status: result.ok ? "delivered" : "failed",
