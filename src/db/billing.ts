@@ -2,6 +2,19 @@ import type { SqliteDb } from "./connection.ts";
 
 export type Entitlements = Record<string, boolean | number>;
 
+/** What a billing provider's event writes for a tenant's subscription. */
+export interface ProviderSubscriptionWrite {
+  appId: string;
+  tenantId: string;
+  planId: string;
+  status: string;
+  provider: "stripe" | "dev";
+  providerSubscriptionId: string;
+  currentPeriodEnd: number | null;
+  cancelAtPeriodEnd: boolean;
+  now: number;
+}
+
 export interface PlanRow {
   id: string;
   appId: string;
@@ -245,17 +258,7 @@ export function createBillingRepo(db: SqliteDb) {
       return r && toSubscription(r);
     },
     /** Writes the tenant's provider subscription; false when a live one for another subscription id is kept. */
-    async upsertProviderSubscription(s: {
-      appId: string;
-      tenantId: string;
-      planId: string;
-      status: string;
-      provider: "stripe" | "dev";
-      providerSubscriptionId: string;
-      currentPeriodEnd: number | null;
-      cancelAtPeriodEnd: boolean;
-      now: number;
-    }): Promise<boolean> {
+    async upsertProviderSubscription(s: ProviderSubscriptionWrite): Promise<boolean> {
       return q.upsertProvider.run({ ...s, cancelAtPeriodEnd: s.cancelAtPeriodEnd ? 1 : 0 }).changes > 0;
     },
     /** A gift or trial; replaces an earlier one of the same source. */

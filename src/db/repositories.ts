@@ -17,7 +17,7 @@ import type { ConsumeOutcome, EmailTokenPurpose, NewEmailToken } from "./email-t
 import type { OutboxMessage } from "./outbox.ts";
 import type { DeliveryOutcome, DeliveryRow, QueuedEvent, WebhookConfigRow } from "./webhooks.ts";
 import type { FileBlobRef, FileRow, InsertFileResult } from "./files.ts";
-import type { DevSessionRow, PlanRow, SubscriptionRow, SubscriptionSource, UsageRow } from "./billing.ts";
+import type { DevSessionRow, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageRow } from "./billing.ts";
 import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow } from "./records.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
 import type { InviteRow, RemoveOutcome } from "./invites.ts";
@@ -208,17 +208,7 @@ export interface BillingRepository {
   subscriptions(appId: string, tenantId: string): Promise<SubscriptionRow[]>;
   findByProviderSubscription(appId: string, providerSubscriptionId: string): Promise<SubscriptionRow | undefined>;
   /** Writes the tenant's provider subscription; false when a live one for another subscription id is kept. */
-  upsertProviderSubscription(s: {
-      appId: string;
-      tenantId: string;
-      planId: string;
-      status: string;
-      provider: "stripe" | "dev";
-      providerSubscriptionId: string;
-      currentPeriodEnd: number | null;
-      cancelAtPeriodEnd: boolean;
-      now: number;
-  }): Promise<boolean>;
+  upsertProviderSubscription(s: ProviderSubscriptionWrite): Promise<boolean>;
   /** A gift or trial; replaces an earlier one of the same source. */
   upsertGrant(g: {
       appId: string;
