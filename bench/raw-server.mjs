@@ -60,7 +60,7 @@ const q = {
 };
 
 // tenantd builds an index on its own for an undeclared field that lists filter on
-// (src/db/record-auto-indexes.ts), once the collection is large: the baseline gets the same
+// (src/db/sqlite/record-auto-indexes.ts), once the collection is large: the baseline gets the same
 // index when its big collections are seeded, so the ratio measures overhead, not a missing index.
 const AUTO_INDEXED = ["category", "phase"];
 const autoIndex = () => {

@@ -9,7 +9,7 @@ import { createRouter } from "./http/router.ts";
 import { registerAreaRoutes } from "./areas.ts";
 import { ensureDefaultApp } from "./bootstrap.ts";
 import { createAdminApi, type AdminApi } from "./admin/api.ts";
-import type { AppRow } from "./db/apps.ts";
+import type { AppRow } from "./db/types.ts";
 import { startMaintenance } from "./maintenance.ts";
 import { installDashboard } from "./dashboard/install.ts";
 import { createLifecycle, defineLifecycleMiddleware, type Lifecycle } from "./http/lifecycle.ts";

@@ -1,5 +1,5 @@
 import type { Core } from "./core.ts";
-import type { AppRow } from "./db/apps.ts";
+import type { AppRow } from "./db/types.ts";
 import { createApp } from "./apps/service.ts";
 
 /** Where local front-end dev servers usually run (Next/CRA, Vite): allowed only in development mode. */

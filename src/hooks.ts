@@ -1,5 +1,5 @@
-import type { AppRow } from "./db/apps.ts";
-import type { TenantRow } from "./db/tenants.ts";
+import type { AppRow } from "./db/types.ts";
+import type { TenantRow } from "./db/types.ts";
 import type { OAuthProviderName } from "./apps/settings.ts";
 
 /**

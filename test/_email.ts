@@ -2,7 +2,7 @@ import { SMTPServer } from "smtp-server";
 import type { AddressInfo } from "node:net";
 import { afterEach } from "vitest";
 import { mailerFor } from "../src/email/mailer.ts";
-import type { OutboxMessage } from "../src/db/outbox.ts";
+import type { OutboxMessage } from "../src/db/types.ts";
 import type { TestBackend } from "./_helpers.ts";
 
 /** Waits for queued emails, then returns the outbox messages to `to`, newest first. */

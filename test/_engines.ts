@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/connection.ts";
-import { createRepositories } from "../src/db/index.ts";
+import { openDatabase } from "../src/db/sqlite/connection.ts";
+import { createRepositories } from "../src/db/sqlite/index.ts";
 import { openPostgres, type PgSql } from "../src/db/postgres/connection.ts";
 import { createPgRepositories } from "../src/db/postgres/index.ts";
 import type { Repositories } from "../src/db/repositories.ts";

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createAutoIndexes, AUTO_INDEX } from "../src/db/record-auto-indexes.ts";
+import { createAutoIndexes, AUTO_INDEX } from "../src/db/sqlite/record-auto-indexes.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
 import { recordScope } from "../src/data/records.ts";
 import type { TenantAuth } from "../src/http/guards.ts";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createTenantBackend, ConfigError } from "../src/index.ts";
-import { MIGRATIONS } from "../src/db/migrations.ts";
+import { MIGRATIONS } from "../src/db/sqlite/migrations.ts";
 import { developerSession, expectError, serveHttp, signupTenant, startBackend, tempDir, TEST_ARGON2 } from "./_helpers.ts";
 
 describe("migrations", () => {

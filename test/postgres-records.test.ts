@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { readSettings } from "../src/apps/settings.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
-import type { RecordScope } from "../src/db/records.ts";
-import { UniqueConflict } from "../src/db/records.ts";
+import type { RecordScope } from "../src/db/types.ts";
+
 import type { Repositories } from "../src/db/repositories.ts";
-import { openDatabase } from "../src/db/connection.ts";
-import { createRepositories } from "../src/db/index.ts";
+import { openDatabase } from "../src/db/sqlite/connection.ts";
+import { createRepositories } from "../src/db/sqlite/index.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresEngine } from "./_engines.ts";
+import { UniqueConflict } from "../src/db/shared.ts";
 
 /** The clock reading `list` takes (SQLite's automatic indexes use it; PostgreSQL ignores it). */
 const LIST_NOW = Date.UTC(2026, 0, 15, 12);

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { AppRow } from "../src/db/apps.ts";
+import type { AppRow } from "../src/db/types.ts";
 import { providerConfig } from "../src/oauth/providers.ts";
 import { stripeFor } from "../src/billing/stripe.ts";
 import { developerSession, expectError, signupTenant, startBackend, type TestBackend } from "./_helpers.ts";

@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { developerSession, expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { PASSWORD, refresh } from "./_auth.ts";
-import { SESSION_FRESHNESS_MS, sessionStates } from "../src/db/session-state-cache.ts";
+import { SESSION_FRESHNESS_MS, sessionStates } from "../src/db/sqlite/session-state-cache.ts";
 
 /**
- * The tenant guard keeps session states in memory (src/db/session-state-cache.ts). Every
+ * The tenant guard keeps session states in memory (src/db/sqlite/session-state-cache.ts). Every
  * way a session ends must refuse its access token on the very next request, although the
  * token's session was cached as live a moment before.
  */

@@ -1,5 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { sweepTenantBlobs } from "../files/service.ts";
 

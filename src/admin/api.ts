@@ -1,5 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
 import { createApp, deleteApp, requireAppRef, rotatePublishableKey, rotateSecretKey, setAppOwner, toPublicApp, updateApp, type PublicApp } from "../apps/service.ts";
 import { createDeveloper, setDeveloperPassword, toPublicDeveloper } from "./developers.ts";

@@ -4,7 +4,7 @@ import { newId, newToken, hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
 import type { Core } from "../core.ts";
-import type { DeveloperRow } from "../db/developers.ts";
+import type { DeveloperRow } from "../db/types.ts";
 
 export const DEVELOPER_SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { hashToken, newId, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import type { Core } from "../core.ts";
 import { mergePatch, nestsDeeperThan, type JsonObject } from "../tools/merge-patch.ts";
 import { toIso } from "../clock.ts";

@@ -1,6 +1,6 @@
 import { toIso } from "../clock.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import type { TenantAuth } from "../http/guards.ts";
 import { effectiveSubscription, type Subscription } from "../billing/effective.ts";
 import { toPublicTenant } from "./tenant-view.ts";

@@ -1,6 +1,6 @@
 import { HTTPError, getQuery, type H3Event } from "h3";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import type { Router } from "../http/router.ts";
 import { readLimited } from "../http/body.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";

@@ -1,6 +1,6 @@
 import { hashToken } from "../crypto/random.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { queueTenantEmail } from "../email/tenant-email.ts";
 import { issueEmailToken, newEmailToken, requireConsumed } from "./email-tokens.ts";
 import { toLocale, type Locale } from "./signup.ts";

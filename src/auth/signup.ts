@@ -2,12 +2,12 @@ import * as v from "valibot";
 import { newId } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
-import type { TenantRow } from "../db/tenants.ts";
+import type { AppRow } from "../db/types.ts";
+import type { TenantRow } from "../db/types.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { newSession, tokenPair, type TokenPair } from "./sessions.ts";
 import { prepareInviteClaim } from "../invites/claim.ts";
-import { isUniqueViolation } from "../db/connection.ts";
+import { isUniqueViolation } from "../db/shared.ts";
 
 export const LOCALES = ["en", "es", "nl"] as const;
 export type Locale = (typeof LOCALES)[number];

@@ -1,5 +1,5 @@
 import { toIso } from "../clock.ts";
-import type { TenantRow } from "../db/tenants.ts";
+import type { TenantRow } from "../db/types.ts";
 
 /** The spec's Tenant object. */
 export function toPublicTenant(t: TenantRow) {

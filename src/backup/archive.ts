@@ -4,8 +4,8 @@ import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
 import { tmpdir } from "node:os";
 import { extract, pack } from "tar-stream";
-import { openDatabase } from "../db/connection.ts";
-import { backupDatabase, inspectDatabase } from "../db/operations.ts";
+import { openDatabase } from "../db/sqlite/connection.ts";
+import { backupDatabase, inspectDatabase } from "../db/sqlite/operations.ts";
 
 /** What a backup archive (a .tar.gz) holds, in `tenantd-backup.json` at its root. */
 interface Manifest {

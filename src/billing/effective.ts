@@ -1,9 +1,11 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
-import { ENTITLING_STATUSES, type PlanRow, type SubscriptionRow } from "../db/billing.ts";
+import type { AppRow } from "../db/types.ts";
+
+import type { PlanRow, SubscriptionRow } from "../db/types.ts";
 import { toIso } from "../clock.ts";
 import { devPeriodEnd } from "./periods.ts";
 import type { Subscription } from "../types/resources.ts";
+import { ENTITLING_STATUSES } from "../db/shared.ts";
 
 /** The spec's Subscription object (one definition, in the public types). */
 export type { Subscription };

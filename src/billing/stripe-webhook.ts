@@ -3,7 +3,7 @@ import type { Core } from "../core.ts";
 import { fail } from "../errors.ts";
 import { META, refreshStripeSubscription } from "./stripe-sync.ts";
 import { loadStripe } from "./stripe.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { openAppSecret } from "../apps/settings.ts";
 
 const idOf = (ref: string | { id: string } | null | undefined): string | undefined => (typeof ref === "string" ? ref : ref?.id);

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type Stripe from "stripe";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { openAppSecret } from "../apps/settings.ts";
 

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { effectiveEntitlements, type Entitlements } from "./effective.ts";
 import { periodStart, type UsagePeriod } from "./periods.ts";

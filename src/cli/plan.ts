@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { requireAppRef } from "../apps/service.ts";
-import type { PlanRow } from "../db/billing.ts";
+import type { PlanRow } from "../db/types.ts";
 import { createPlan, setPlanArchived, toAdminPlan, updatePlan } from "../billing/plans.ts";
 import { syncPlanToStripe } from "../billing/stripe-sync.ts";
 import { appArg, CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";

@@ -7,7 +7,7 @@ import { enforceRateLimit } from "../http/rate-limit.ts";
 import { hashToken } from "../crypto/random.ts";
 import { DEVELOPER_SESSION_TTL_MS, loginDeveloper, toPublicDeveloper } from "../admin/developers.ts";
 import { csrfToken, requireCsrf, requireSameOrigin, secureHeaders, sessionCookie, sessionToken } from "./security.ts";
-import type { DeveloperRow } from "../db/developers.ts";
+import type { DeveloperRow } from "../db/types.ts";
 
 const SignInBody = v.object({
   email: v.pipe(v.string("email must be a string"), v.trim(), v.toLowerCase(), v.minLength(1, "email is required")),

@@ -4,7 +4,7 @@ import { isPlainObject } from "../tools/merge-patch.ts";
 
 /**
  * The filter and sort language of record lists, parsed into a small tree that
- * src/db/records-sql.ts compiles to parameterised SQL. Everything a client can send is
+ * src/db/sqlite/records-sql.ts compiles to parameterised SQL. Everything a client can send is
  * checked here; the SQL layer trusts only what this file produces.
  */
 
@@ -141,7 +141,7 @@ export function parseSort(raw: string | undefined): SortKey[] {
 /**
  * The data fields an index on which would serve this list: compared with an operator an
  * index can search ($ne cannot), or sorted on. Engine-neutral: each store decides what to
- * build for them (src/db/record-auto-indexes.ts on SQLite).
+ * build for them (src/db/sqlite/record-auto-indexes.ts on SQLite).
  */
 export function indexableFields(conditions: Condition[], sort: SortKey[]): string[] {
   const fields = new Set<string>();

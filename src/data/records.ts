@@ -1,8 +1,9 @@
 import type { Core } from "../core.ts";
 import type { TenantAuth } from "../http/guards.ts";
-import type { AppRow } from "../db/apps.ts";
-import { UniqueConflict, type RecordRow, type RecordScope } from "../db/records.ts";
-import { valueAtPath } from "../db/records-sql.ts";
+import type { AppRow } from "../db/types.ts";
+import type { RecordScope } from "../db/types.ts";
+import type { RecordRow } from "../db/types.ts";
+
 import { COLLECTION_NAME } from "../apps/settings.ts";
 import { fail } from "../errors.ts";
 import { newId } from "../crypto/random.ts";
@@ -10,6 +11,7 @@ import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
 import { parseFilter, parseSort, type Json } from "./query.ts";
 import { requireRecordQuota } from "../account/quotas.ts";
+import { UniqueConflict, valueAtPath } from "../db/shared.ts";
 
 export const RECORD_LIMITS = {
   /** bytes of a record's `data`, serialized as compact JSON */

@@ -1,32 +1,63 @@
 /**
  * The store's domain operations, one repository per area, as explicit types that every
- * engine implements (SQLite in src/db/*.ts, PostgreSQL in src/db/postgres/). Areas above
- * db/ see only these. Every method is atomic on its own; the few synchronous members are
- * steps that run inside another repository's transaction (tenant creation).
- *
- * Row types still live beside the SQLite code that first defined them; they are plain
- * data, shared by both engines.
+ * engine implements (SQLite in src/db/sqlite/, PostgreSQL in src/db/postgres/). Areas above
+ * db/ see only these, the rows in types.ts and the values in shared.ts. Every method is
+ * atomic on its own; the few synchronous members are steps that run inside another
+ * repository's transaction (tenant creation).
  */
-import type { AppRow } from "./apps.ts";
-import type { DeveloperRow } from "./developers.ts";
-import type { InTransactionStep, NewSession, TenantListFilter, TenantRow } from "./tenants.ts";
-import type { RefreshOutcome, RotateInput, SessionState } from "./sessions.ts";
-import type { AppUsage } from "./stats.ts";
-import type { ConsumeOutcome as OAuthConsumeOutcome, LinkedAccount, OAuthLink, OAuthStateRow } from "./oauth.ts";
-import type { ConsumeOutcome, EmailTokenPurpose, NewEmailToken } from "./email-tokens.ts";
-import type { OutboxMessage } from "./outbox.ts";
-import type { DeliveryOutcome, DeliveryRow, QueuedEvent, WebhookConfigRow } from "./webhooks.ts";
-import type { FileBlobRef, FileRow, InsertFileResult } from "./files.ts";
-import type { DevSessionRow, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageRow } from "./billing.ts";
-import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow } from "./records.ts";
+import type {
+  AppRow,
+  AppUsage,
+  AutoIndexInfo,
+  ConsumeOutcome,
+  DataTransform,
+  DeliveryOutcome,
+  DeliveryRow,
+  DeliveryStatus,
+  DevSessionRow,
+  DeveloperRow,
+  EmailTokenPurpose,
+  FamilyMemberRow,
+  FileBlobRef,
+  FileRow,
+  InTransactionStep,
+  InsertFileResult,
+  InviteRow,
+  JoinOutcome,
+  LinkedAccount,
+  ListPage,
+  Membership,
+  NewEmailToken,
+  NewSession,
+  OAuthConsumeOutcome,
+  OAuthLink,
+  OAuthStateRow,
+  OutboxMessage,
+  PlanRow,
+  ProviderSubscriptionWrite,
+  QueuedEvent,
+  RecordRow,
+  RecordScope,
+  RefreshOutcome,
+  RemoveOutcome,
+  RotateInput,
+  SeatCounts,
+  SessionState,
+  ShareLinkRow,
+  SubscriptionRow,
+  SubscriptionSource,
+  TenantListFilter,
+  TenantRow,
+  TenantSearch,
+  TenantSessionRow,
+  UsageRow,
+  WebhookConfigRow,
+} from "./types.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
-import type { InviteRow, RemoveOutcome } from "./invites.ts";
-import type { FamilyMemberRow, JoinOutcome, Membership, SeatCounts } from "./family.ts";
-import type { AutoIndexInfo } from "./record-auto-indexes.ts";
-import type { DeliveryStatus } from "./webhooks.ts";
-import type { TenantSearch, TenantSessionRow } from "./admin.ts";
 
 export interface MetaRepository {
+  /** A trivial query: throws when the database does not answer (the liveness probe). */
+  ping(): Promise<void>;
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
 }

@@ -1,6 +1,6 @@
-import { openDatabase, type SqliteDb } from "./connection.ts";
-import { checkpointWal } from "./operations.ts";
-import { createRepositories } from "./index.ts";
+import { openDatabase, type SqliteDb } from "./sqlite/connection.ts";
+import { checkpointWal } from "./sqlite/operations.ts";
+import { createRepositories } from "./sqlite/index.ts";
 import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";

@@ -1,6 +1,6 @@
 import type { TenantBackendConfig } from "../config.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 
 /**
  * What an embedder must know once, on start: the default app's id and publishable key (only

@@ -1,5 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { newInvite, toPublicInvite, type CreateInviteInput } from "../invites/shape.ts";
 import { requireOwner, seatsOf } from "./seats.ts";

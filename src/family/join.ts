@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { HTTPError } from "h3";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";

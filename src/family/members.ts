@@ -1,6 +1,6 @@
 import { toIso } from "../clock.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { currentTenant, requireOwner } from "./seats.ts";
 

@@ -1,5 +1,5 @@
 import { fail } from "../errors.ts";
-import type { JoinOutcome } from "../db/family.ts";
+import type { JoinOutcome } from "../db/types.ts";
 
 /** The error for a join that did not happen, shared by consume, sign-up and replace-with-family. */
 export function joinFailure(outcome: Exclude<JoinOutcome, { kind: "joined" }>) {

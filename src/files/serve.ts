@@ -1,6 +1,6 @@
 import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
-import type { FileRow } from "../db/files.ts";
+import type { FileRow } from "../db/types.ts";
 import { contentDisposition, isInline } from "./policy.ts";
 import { openBlobStream } from "./blob-io.ts";
 

@@ -1,7 +1,7 @@
 import type { H3Event, Middleware } from "h3";
 import { errorResponse } from "../errors.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 
 const ALLOW_HEADERS = "authorization, content-type, x-service-key, x-service-app";
 const ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";

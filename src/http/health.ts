@@ -1,7 +1,6 @@
 import { createRequire } from "node:module";
 import type { Core } from "../core.ts";
 import { fail } from "../errors.ts";
-import { pingDatabase } from "../db/operations.ts";
 import type { Router } from "./router.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 
@@ -14,8 +13,7 @@ const { version } = createRequire(import.meta.url)("../../package.json") as { ve
 export function registerHealthRoutes(router: Router, core: Core, lifecycle: Lifecycle): void {
   router.get("/api/v1/health", async () => {
     try {
-      if (core.engine === "sqlite") pingDatabase(core.sqlite);
-      else await core.db.meta.get("health_ping");
+      await core.db.meta.ping();
     } catch (e) {
       core.log.error("health: the database does not answer", { error: e as Error });
       throw fail("unavailable", "The database does not answer.");

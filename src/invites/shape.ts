@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { toIso } from "../clock.ts";
-import type { InviteRow } from "../db/invites.ts";
+import type { InviteRow } from "../db/types.ts";
 import { hashToken, newId, newToken } from "../crypto/random.ts";
 
 const DAY_SECONDS = 24 * 3600;

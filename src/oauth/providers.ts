@@ -1,6 +1,6 @@
 import { Apple, Discord, Facebook, GitHub, Google, MicrosoftEntraId, Twitter, type OAuth2Tokens } from "arctic";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { openAppSecret, type OAuthProviderName } from "../apps/settings.ts";
 import { fail } from "../errors.ts";
 

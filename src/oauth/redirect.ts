@@ -1,4 +1,4 @@
-import type { AppRow } from "../db/apps.ts";
+import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 
 function parse(raw: string): URL | null {

@@ -1,14 +1,14 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/apps.ts";
-import type { TenantRow } from "../db/tenants.ts";
-import type { OAuthLink } from "../db/oauth.ts";
+import type { AppRow } from "../db/types.ts";
+import type { TenantRow } from "../db/types.ts";
+import type { OAuthLink } from "../db/types.ts";
 import type { OAuthProviderName } from "../apps/settings.ts";
 import { hashToken, newId } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { newSession, startSession, tokenPair, type TokenPair } from "../auth/sessions.ts";
 import type { Identity } from "./identity.ts";
 import { checkSignupInvite } from "./invite-hook.ts";
-import { isUniqueViolation } from "../db/connection.ts";
+import { isUniqueViolation } from "../db/shared.ts";
 
 /** Stands in for the email of an account whose provider shares none; `.invalid` never delivers. */
 function placeholderEmail(provider: OAuthProviderName, id: string): string {

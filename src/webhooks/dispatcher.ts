@@ -1,5 +1,5 @@
 import type { Core } from "../core.ts";
-import type { DeliveryOutcome, QueuedEvent } from "../db/webhooks.ts";
+import type { DeliveryOutcome, QueuedEvent } from "../db/types.ts";
 import { onEventQueued } from "./events.ts";
 import { postOnce } from "./send.ts";
 import { signEnvelope } from "./sign.ts";

@@ -1,7 +1,9 @@
 import type { PgSql } from "./connection.ts";
 import type { AppsRepository } from "../repositories.ts";
-import { FRESHNESS_MS, type AppRow } from "../apps.ts";
+
+import type { AppRow } from "../types.ts";
 import type { AppSettings } from "../../apps/settings.ts";
+import { FRESHNESS_MS } from "../shared.ts";
 
 type RawApp = Omit<AppRow, "settings"> & { settings: string };
 

@@ -1,6 +1,8 @@
 import type { PgSql } from "./connection.ts";
 import type { BillingRepository } from "../repositories.ts";
-import { ENTITLING_STATUSES, type DevSessionRow, type Entitlements, type PlanRow, type SubscriptionRow, type UsageRow } from "../billing.ts";
+
+import type { DevSessionRow, Entitlements, PlanRow, SubscriptionRow, UsageRow } from "../types.ts";
+import { ENTITLING_STATUSES } from "../shared.ts";
 
 type RawPlan = Omit<PlanRow, "entitlements"> & { entitlements: string };
 const toPlan = (r: RawPlan): PlanRow => ({ ...r, entitlements: JSON.parse(r.entitlements) as Entitlements });

@@ -1,6 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import type { DevelopersRepository } from "../repositories.ts";
-import type { DeveloperRow } from "../developers.ts";
+import type { DeveloperRow } from "../types.ts";
 
 export function createPgDevelopersRepo(sql: PgSql): DevelopersRepository {
   return {

@@ -1,7 +1,7 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { EmailTokensRepository } from "../repositories.ts";
 import { dropUnverifiedLinks } from "./oauth.ts";
-import type { ConsumeOutcome, EmailTokenPurpose } from "../email-tokens.ts";
+import type { ConsumeOutcome, EmailTokenPurpose } from "../types.ts";
 
 export function createPgEmailTokensRepo(sql: PgSql): EmailTokensRepository {
   async function check(q: PgSql | PgTx, hash: string, appId: string, purpose: EmailTokenPurpose, now: number, lock: boolean): Promise<ConsumeOutcome> {

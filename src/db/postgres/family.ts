@@ -1,6 +1,6 @@
 import type { PgQuery, PgSql, PgTx } from "./connection.ts";
 import type { FamilyRepository } from "../repositories.ts";
-import type { FamilyMemberRow, JoinOutcome } from "../family.ts";
+import type { FamilyMemberRow, JoinOutcome } from "../types.ts";
 import { lockTenant, pgInviteStatements } from "./invites.ts";
 import { stepCall } from "./steps.ts";
 

@@ -1,6 +1,6 @@
 import { isPgForeignKeyViolation, type PgSql } from "./connection.ts";
 import type { FilesRepository } from "../repositories.ts";
-import type { FileBlobRef, FileRow } from "../files.ts";
+import type { FileBlobRef, FileRow } from "../types.ts";
 
 export function createPgFilesRepo(sql: PgSql): FilesRepository {
   return {

@@ -1,6 +1,6 @@
 import type { PgQuery, PgSql, PgTx } from "./connection.ts";
 import type { InvitesRepository } from "../repositories.ts";
-import type { InviteRow, RemoveOutcome } from "../invites.ts";
+import type { InviteRow, RemoveOutcome } from "../types.ts";
 import { stepCall } from "./steps.ts";
 
 export type InviteTable = "invite_tokens" | "family_invites";

@@ -3,6 +3,9 @@ import type { MetaRepository, StatsRepository } from "../repositories.ts";
 
 export function createPgMetaRepo(sql: PgSql): MetaRepository {
   return {
+    async ping() {
+      await sql`SELECT 1`;
+    },
     async get(key) {
       const [r] = await sql<{ value: string }[]>`SELECT value FROM server_meta WHERE key = ${key}`;
       return r?.value;

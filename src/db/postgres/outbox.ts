@@ -1,6 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import type { OutboxRepository } from "../repositories.ts";
-import type { OutboxMessage } from "../outbox.ts";
+import type { OutboxMessage } from "../types.ts";
 
 export function createPgOutboxRepo(sql: PgSql): OutboxRepository {
   return {

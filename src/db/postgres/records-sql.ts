@@ -1,10 +1,10 @@
 import { COLLECTION_NAME, FIELD_PATH } from "../../apps/settings.ts";
 import type { Condition, Json, SortKey } from "../../data/query.ts";
-import type { RecordScope } from "../records-sql.ts";
+import type { RecordScope } from "../types.ts";
 
 /**
  * Compiles parsed filters and sorts (src/data/query.ts) to PostgreSQL over `records`, with
- * the semantics of the SQLite compiler (src/db/records-sql.ts), checked by a differential
+ * the semantics of the SQLite compiler (src/db/sqlite/records-sql.ts), checked by a differential
  * test on random filters:
  *
  * - a type rank per value in MongoDB's order: 1 null or missing, 2 number, 3 string,

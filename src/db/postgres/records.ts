@@ -1,10 +1,11 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
-import { UniqueConflict, type RecordRow, type RecordScope } from "../records.ts";
-import { valueAtPath } from "../records-sql.ts";
+import type { RecordRow, RecordScope } from "../types.ts";
+
 import type { Json } from "../../data/query.ts";
 import { orderSql, Params, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
+import { UniqueConflict, valueAtPath } from "../shared.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 /** Rows read per round trip while a page is filled up to its byte budget. */

@@ -1,4 +1,4 @@
-// The PostgreSQL schema: the same tables and columns as SQLite's (src/db/schema/*.ts), with
+// The PostgreSQL schema: the same tables and columns as SQLite's (src/db/sqlite/schema/*.ts), with
 // PostgreSQL types. Times are BIGINT milliseconds since the epoch (UTC). Settings and
 // entitlements stay TEXT: they are opaque to SQL and keep their bytes across engines.
 export const initialSchema = `

@@ -1,6 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import type { SessionsRepository } from "../repositories.ts";
-import type { SessionState } from "../sessions.ts";
+import type { SessionState } from "../types.ts";
 import { insertSession } from "./tenants.ts";
 
 export function createPgSessionsRepo(sql: PgSql): SessionsRepository {

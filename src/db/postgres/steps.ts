@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import type { PgTx } from "./connection.ts";
+import type { InTransactionStep } from "../types.ts";
 
 /**
  * Bridge for the synchronous in-transaction steps of the repository interface

@@ -1,6 +1,6 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { TenantsRepository } from "../repositories.ts";
-import type { NewSession, TenantRow } from "../tenants.ts";
+import type { NewSession, TenantRow } from "../types.ts";
 import { runStep } from "./steps.ts";
 
 /** The columns of a TenantRow (deleting_at is internal: the files repository reads it). */

@@ -1,6 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import type { WebhooksRepository } from "../repositories.ts";
-import type { DeliveryRow, QueuedEvent, WebhookConfigRow } from "../webhooks.ts";
+import type { DeliveryRow, QueuedEvent, WebhookConfigRow } from "../types.ts";
 
 /** A log page reads every column but the sealed body, which is opened one delivery at a time. */
 export const DELIVERY = "id, app_id, event, tenant_id, status, url, status_code, error, duration_ms, created_at, finished_at, NULL::text AS body_sealed";

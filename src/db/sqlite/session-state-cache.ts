@@ -1,12 +1,12 @@
 import type { SqliteDb } from "./connection.ts";
-import type { SessionState } from "./sessions.ts";
+import type { SessionState } from "../types.ts";
 
 /** Sessions whose state is kept in memory; past it the earliest loaded go first. */
 export const SESSION_CACHE_SIZE = 50_000;
 /**
  * How long another process's commit (the CLI ending a session) may go unseen. Reading
  * `data_version` costs as much as the session query it saves, so it is read at most this
- * often, as the app cache does (src/db/apps.ts): the same 0.1 s for every CLI change.
+ * often, as the app cache does (src/db/sqlite/apps.ts): the same 0.1 s for every CLI change.
  */
 export const SESSION_FRESHNESS_MS = 100;
 

@@ -43,8 +43,3 @@ export function inTransaction<T>(db: SqliteDb, fn: () => T): T {
   return db.transaction(fn).immediate();
 }
 
-/** A write refused by a UNIQUE or PRIMARY KEY constraint (a lost race for the same key). */
-export function isUniqueViolation(e: unknown): boolean {
-  const code = e instanceof Error && "code" in e ? String((e as { code: unknown }).code) : "";
-  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505";
-}

@@ -1,52 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-
-export interface WebhookConfigRow {
-  appId: string;
-  url: string;
-  secretSealed: string;
-  secretCreatedAt: number;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface QueuedEvent {
-  id: string;
-  appId: string;
-  event: string;
-  tenantId: string | null;
-  /** sealed JSON `{ email, payload }` */
-  data: string;
-  createdAt: number;
-}
-
-export type DeliveryStatus = "sending" | "delivered" | "failed" | "invalid_config";
-
-export interface DeliveryRow {
-  id: string;
-  appId: string;
-  event: string;
-  tenantId: string | null;
-  status: DeliveryStatus;
-  url: string | null;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number | null;
-  createdAt: number;
-  finishedAt: number | null;
-  /** The exact JSON text sent (or, for `invalid_config`, that would have been), sealed. */
-  bodySealed: string | null;
-}
-
-export interface DeliveryOutcome {
-  status: Exclude<DeliveryStatus, "sending">;
-  url: string | null;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number | null;
-  finishedAt: number;
-  /** sealed body text; null when the delivery failed before a body was built */
-  bodySealed: string | null;
-}
+import type { DeliveryOutcome, DeliveryRow, QueuedEvent, RawDelivery, WebhookConfigRow } from "../types.ts";
 
 interface RawConfig {
   app_id: string;
@@ -64,21 +17,6 @@ interface RawEvent {
   tenant_id: string | null;
   data: string;
   created_at: number;
-}
-
-export interface RawDelivery {
-  id: string;
-  app_id: string;
-  event: string;
-  tenant_id: string | null;
-  status: DeliveryStatus;
-  url: string | null;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number | null;
-  created_at: number;
-  finished_at: number | null;
-  body_sealed: string | null;
 }
 
 const toConfig = (r: RawConfig): WebhookConfigRow => ({

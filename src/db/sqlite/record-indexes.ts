@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { COLLECTION_NAME } from "../apps/settings.ts";
+import { COLLECTION_NAME } from "../../apps/settings.ts";
 import { APP_ID, JSON_PATH_TEXT, jsonPath, literal, rankSql, valueSql } from "./records-sql.ts";
 
 const hash = (s: string, n: number) => createHash("sha256").update(s).digest("hex").slice(0, n);
 
 /** Per-app prefix of declared index names, so one app's indexes can be listed and dropped. */
 export const indexPrefix = (appId: string) => `records_f_${hash(appId, 12)}_`;
-/** Per-app prefix of automatic index names (src/db/record-auto-indexes.ts): never touched by the settings sync. */
+/** Per-app prefix of automatic index names (src/db/sqlite/record-auto-indexes.ts): never touched by the settings sync. */
 export const autoIndexPrefix = (appId: string) => `records_a_${hash(appId, 12)}_`;
 /** Every name tenantd gives a per-field index; nothing else is ever dropped. */
 export const INDEX_NAME = /^records_[fa]_[0-9a-f]{12}_[0-9a-f]{20}$/;

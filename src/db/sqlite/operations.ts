@@ -3,11 +3,6 @@ import type { SqliteDb } from "./connection.ts";
 
 /** Operator-side database work (health, shutdown, backup, restore): SQLite only. */
 
-/** The trivial query of the liveness probe; throws when the database does not answer. */
-export function pingDatabase(db: SqliteDb): void {
-  db.prepare("SELECT 1").get();
-}
-
 /** Moves the WAL into the database file and empties it, so a stopped server leaves one file. */
 export function checkpointWal(db: SqliteDb): void {
   if (db.open && !db.memory) db.pragma("wal_checkpoint(TRUNCATE)");

@@ -15,7 +15,7 @@ import { createInvitesRepo } from "./invites.ts";
 import { createFamilyRepo } from "./family.ts";
 import { createMetaRepo } from "./meta.ts";
 import { createAdminRepo } from "./admin.ts";
-import { readSettings } from "../apps/settings.ts";
+import { readSettings } from "../../apps/settings.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
@@ -43,4 +43,4 @@ export function createRepositories(sqlite: SqliteDb) {
 }
 
 /** Areas see the engine-neutral interfaces (repositories.ts); sqlite-conformance.ts checks the SQLite side. */
-export type { Repositories } from "./repositories.ts";
+export type { Repositories } from "../repositories.ts";

@@ -1,5 +1,6 @@
-import { COLLECTION_NAME, FIELD_PATH } from "../apps/settings.ts";
-import type { Condition, Json, SortKey, Target } from "../data/query.ts";
+import { COLLECTION_NAME, FIELD_PATH } from "../../apps/settings.ts";
+import type { Condition, Json, SortKey, Target } from "../../data/query.ts";
+import type { RecordScope } from "../types.ts";
 
 /**
  * Compiles parsed filters and sorts (src/data/query.ts) to SQL over `records`.
@@ -19,15 +20,6 @@ import type { Condition, Json, SortKey, Target } from "../data/query.ts";
 export interface Fragment {
   sql: string;
   params: unknown[];
-}
-
-/** Who is asking and where: the server adds this predicate to every statement. */
-export interface RecordScope {
-  appId: string;
-  tenantId: string;
-  collection: string;
-  /** data fields that have an expression index in this app's collection */
-  indexed: ReadonlySet<string>;
 }
 
 export const APP_ID = /^[A-Za-z0-9_]{1,64}$/;
@@ -216,12 +208,3 @@ export function orderSql(scope: RecordScope, conditions: Condition[], sort: Sort
   return join(terms.map((t) => ({ sql: plus + t.sql, params: t.params })), ", ");
 }
 
-/** A record's value at a dotted path, the way json_extract reaches it (objects only). */
-export function valueAtPath(data: unknown, path: string): Json | undefined {
-  let node: unknown = data;
-  for (const seg of path.split(".")) {
-    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, seg)) return undefined;
-    node = (node as Record<string, unknown>)[seg];
-  }
-  return node as Json;
-}

@@ -1,16 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { prepareSessionInsert } from "./sessions.ts";
-
-export interface TenantRow {
-  id: string;
-  appId: string;
-  email: string;
-  passwordHash: string | null;
-  emailVerifiedAt: number | null;
-  locale: string;
-  parentTenantId: string | null;
-  createdAt: number;
-}
+import type { InTransactionStep, NewSession, TenantListFilter, TenantRow } from "../types.ts";
 
 interface RawTenant {
   id: string;
@@ -34,25 +24,7 @@ export const toTenant = (r: RawTenant): TenantRow => ({
   createdAt: r.created_at,
 });
 
-export interface NewSession {
-  id: string;
-  refreshHash: string;
-  createdAt: number;
-  expiresAt: number;
-}
-
-/** Synchronous work another repository adds to a tenant-creating transaction; throw to roll it back. */
-export type InTransactionStep = (tenantId: string) => void;
-
 export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
-
-/** How a developer narrows the tenant list: email substring, verified or not, created in [from, before). */
-export interface TenantListFilter {
-  emailContains?: string;
-  verified?: boolean;
-  createdFrom?: number;
-  createdBefore?: number;
-}
 
 export function createTenantsRepo(db: SqliteDb) {
   const insertSession = prepareSessionInsert(db);

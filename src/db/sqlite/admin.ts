@@ -1,30 +1,8 @@
 import type { SqliteDb } from "./connection.ts";
-import { toTenant, type TenantRow } from "./tenants.ts";
-import { DELIVERY_LIST_COLUMNS, toDelivery, type DeliveryRow, type DeliveryStatus, type RawDelivery } from "./webhooks.ts";
-
-export type TenantSort = "createdAt" | "-createdAt" | "email" | "-email";
-
-export interface TenantSearch {
-  /** substring of the email, lower-case */
-  email?: string;
-  verified?: boolean;
-  /** tenants with a current subscription, gift or trial on this plan */
-  planId?: string;
-  createdFrom?: number;
-  createdTo?: number;
-  sort: TenantSort;
-  limit: number;
-  offset: number;
-  now: number;
-}
-
-export interface TenantSessionRow {
-  id: string;
-  createdAt: number;
-  expiresAt: number;
-  endedAt: number | null;
-  endReason: string | null;
-}
+import { toTenant } from "./tenants.ts";
+import type { TenantRow, TenantSearch, TenantSessionRow, TenantSort } from "../types.ts";
+import { DELIVERY_LIST_COLUMNS, toDelivery } from "./webhooks.ts";
+import type { DeliveryRow, DeliveryStatus, RawDelivery } from "../types.ts";
 
 const ORDER: Record<TenantSort, string> = {
   createdAt: "t.created_at ASC, t.id ASC",

@@ -1,22 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-import type { NewSession } from "./tenants.ts";
-
-export interface SessionState {
-  id: string;
-  tenantId: string;
-  appId: string;
-  expiresAt: number;
-  endedAt: number | null;
-}
-
-export type RefreshOutcome =
-  | { kind: "rotated"; session: SessionState }
-  /** the token was rotated moments ago: the successor already issued, still sealed */
-  | { kind: "repeat"; session: SessionState; sealedSuccessor: string }
-  | { kind: "unknown" }
-  | { kind: "ended"; session: SessionState }
-  | { kind: "expired"; session: SessionState }
-  | { kind: "reused"; session: SessionState };
+import type { NewSession, RefreshOutcome, RotateInput, SessionState } from "../types.ts";
 
 interface RawSession {
   id: string;
@@ -33,17 +16,6 @@ const toSession = (r: RawSession): SessionState => ({
   expiresAt: r.expires_at,
   endedAt: r.ended_at,
 });
-
-export interface RotateInput {
-  /** the app whose key presented the token */
-  appId: string;
-  hash: string;
-  /** the new token sealed, handed out again to a concurrent refresh of the same old token */
-  sealed: string;
-  now: number;
-  expiresAt: number;
-  graceMs: number;
-}
 
 /** Inserts a session and its first refresh token; run inside the caller's transaction. */
 export function prepareSessionInsert(db: SqliteDb): (tenantId: string, appId: string, s: NewSession) => void {

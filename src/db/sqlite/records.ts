@@ -1,21 +1,15 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
-import { indexableFields, type Condition, type Json, type SortKey } from "../data/query.ts";
-import { orderSql, valueAtPath, whereSql, type RecordScope } from "./records-sql.ts";
+import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
+import { orderSql, whereSql } from "./records-sql.ts";
+import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow } from "../types.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
-import { createAutoIndexes, type AutoIndexInfo } from "./record-auto-indexes.ts";
+import { createAutoIndexes } from "./record-auto-indexes.ts";
+import type { AutoIndexInfo } from "../types.ts";
 import { createTotalsCache } from "./records-totals.ts";
+import { UniqueConflict, valueAtPath } from "../shared.ts";
 
-export type { RecordScope } from "./records-sql.ts";
-
-export interface RecordRow {
-  seq: number;
-  id: string;
-  /** serialized JSON object */
-  data: string;
-  createdAt: number;
-  updatedAt: number;
-}
+export type { RecordScope } from "../types.ts";
 
 interface RawRecord {
   seq: number;
@@ -27,32 +21,8 @@ interface RawRecord {
 
 const toRecord = (r: RawRecord): RecordRow => ({ seq: r.seq, id: r.id, data: r.data, createdAt: r.created_at, updatedAt: r.updated_at });
 
-/** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
-export class UniqueConflict extends Error {
-  constructor(readonly field: string) {
-    super(`unique field ${field} taken`);
-  }
-}
-
-/** Turns the stored data into the next data (merge patch); may throw to abort the write. */
-export type DataTransform = (current: Record<string, unknown>) => Record<string, unknown>;
-
-export interface ShareLinkRow {
-  id: string;
-  createdAt: number;
-  expiresAt: number | null;
-}
-
 const COLUMNS = "seq, id, data, created_at, updated_at";
 const STATEMENT_CACHE_SIZE = 500;
-
-export interface ListPage {
-  limit: number;
-  offset: number;
-  maxBytes: number;
-  /** the largest `data` a record may hold: when `limit` of them fit in `maxBytes`, the page is read at once */
-  maxRecordBytes: number;
-}
 
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
 

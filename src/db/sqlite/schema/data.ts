@@ -1,7 +1,7 @@
 // Records of every app live in one table; each query pins app, tenant and collection.
 // `seq` is the rowid: it breaks sort ties (creation order) and rides along in every index
 // for free. Per-field expression indexes are built at runtime from app settings
-// (src/db/record-indexes.ts, synced by src/data/install.ts), not here.
+// (src/db/sqlite/record-indexes.ts, synced by src/data/install.ts), not here.
 export const dataSchema = `
 CREATE TABLE records (
   seq INTEGER PRIMARY KEY,

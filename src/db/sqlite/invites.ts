@@ -1,18 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-
-/** An invite token or a family invite: both tables share this shape. */
-export interface InviteRow {
-  id: string;
-  appId: string;
-  /** who created it (the inviter, or the family owner) */
-  tenantId: string;
-  tokenHash: string;
-  note: string | null;
-  createdAt: number;
-  expiresAt: number;
-  usedAt: number | null;
-  usedByTenantId: string | null;
-}
+import type { InviteRow, RemoveOutcome } from "../types.ts";
 
 interface RawInvite {
   id: string;
@@ -37,8 +24,6 @@ const toInvite = (r: RawInvite): InviteRow => ({
   usedAt: r.used_at,
   usedByTenantId: r.used_by_tenant_id,
 });
-
-export type RemoveOutcome = "removed" | "used" | "not_found";
 
 /** The statements both invite tables need; `table` is one of two fixed names, never input. */
 export function inviteStatements(db: SqliteDb, table: "invite_tokens" | "family_invites") {

@@ -1,19 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { prepareDropUnverifiedLinks } from "./oauth.ts";
-
-export type EmailTokenPurpose = "verify" | "reset";
-
-export interface NewEmailToken {
-  hash: string;
-  appId: string;
-  tenantId: string;
-  purpose: EmailTokenPurpose;
-  createdAt: number;
-  expiresAt: number;
-}
-
-/** Why a token was refused; the caller turns each into a message. */
-export type ConsumeOutcome = { ok: true; tenantId: string } | { ok: false; reason: "unknown" | "used" | "expired" };
+import type { ConsumeOutcome, EmailTokenPurpose, NewEmailToken } from "../types.ts";
 
 interface RawToken {
   tenant_id: string;

@@ -1,17 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
-import type { AppSettings } from "../apps/settings.ts";
-
-export interface AppRow {
-  id: string;
-  name: string;
-  publishableKey: string;
-  /** SHA-256 of the server-side secret key, or null when none was issued */
-  secretKeyHash: string | null;
-  ownerId: string | null;
-  settings: AppSettings;
-  createdAt: number;
-  updatedAt: number;
-}
+import type { AppSettings } from "../../apps/settings.ts";
+import { FRESHNESS_MS } from "../shared.ts";
+import type { AppRow } from "../types.ts";
 
 interface RawApp {
   id: string;
@@ -23,10 +13,6 @@ interface RawApp {
   created_at: number;
   updated_at: number;
 }
-
-
-/** How stale the app cache may be for changes made by another process (the CLI). */
-export const FRESHNESS_MS = 100;
 
 export type AppsRepo = ReturnType<typeof createAppsRepo>;
 

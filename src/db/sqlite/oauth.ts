@@ -1,20 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
-import { toTenant, type InTransactionStep, type TenantRow } from "./tenants.ts";
-
-export interface OAuthStateRow {
-  stateHash: string;
-  appId: string;
-  provider: string;
-  redirectUrl: string;
-  /** sealed */
-  inviteToken: string | null;
-  /** sealed */
-  codeVerifier: string | null;
-  browserHash: string;
-  createdAt: number;
-  expiresAt: number;
-  usedAt: number | null;
-}
+import { toTenant } from "./tenants.ts";
+import type { InTransactionStep, LinkedAccount, OAuthConsumeOutcome, OAuthLink, OAuthStateRow, TenantRow } from "../types.ts";
 
 interface RawState {
   state_hash: string;
@@ -41,25 +27,6 @@ const toState = (r: RawState): OAuthStateRow => ({
   expiresAt: r.expires_at,
   usedAt: r.used_at,
 });
-
-export type ConsumeOutcome =
-  | { kind: "unknown" }
-  | { kind: "mismatch" | "used" | "expired" | "ok"; state: OAuthStateRow };
-
-export interface OAuthLink {
-  appId: string;
-  provider: string;
-  providerAccountId: string;
-  email: string | null;
-  emailVerified: boolean;
-  at: number;
-}
-
-export interface LinkedAccount {
-  provider: string;
-  email: string | null;
-  linkedAt: number;
-}
 
 /** States are kept this long after they expire, so a late replay is still told apart from a forged state. */
 const STATE_RETENTION_MS = 60 * 60 * 1000;
@@ -120,7 +87,7 @@ export function createOAuthRepo(db: SqliteDb) {
     q.insertState.run(s.stateHash, s.appId, s.provider, s.redirectUrl, s.inviteToken, s.codeVerifier, s.browserHash, s.createdAt, s.expiresAt);
   });
 
-  const consume = db.transaction((stateHash: string, browserMatches: (hash: string) => boolean, now: number): ConsumeOutcome => {
+  const consume = db.transaction((stateHash: string, browserMatches: (hash: string) => boolean, now: number): OAuthConsumeOutcome => {
     const raw = q.stateByHash.get(stateHash);
     if (!raw) return { kind: "unknown" };
     const state = toState(raw);
@@ -144,7 +111,7 @@ export function createOAuthRepo(db: SqliteDb) {
       createState.immediate(state);
     },
     /** Marks the state used when the browser matches; tells why it cannot be used otherwise. */
-    async consumeState(stateHash: string, browserMatches: (hash: string) => boolean, now: number): Promise<ConsumeOutcome> {
+    async consumeState(stateHash: string, browserMatches: (hash: string) => boolean, now: number): Promise<OAuthConsumeOutcome> {
       return consume.immediate(stateHash, browserMatches, now);
     },
     async findTenant(appId: string, provider: string, providerAccountId: string): Promise<TenantRow | undefined> {

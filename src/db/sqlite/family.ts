@@ -1,28 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
-import { inviteStatements, type InviteRow, type RemoveOutcome } from "./invites.ts";
-
-export interface FamilyMemberRow {
-  tenantId: string;
-  email: string;
-  joinedAt: number;
-}
-
-export interface Membership {
-  ownerTenantId: string;
-  ownerEmail: string;
-  joinedAt: number;
-  /** members of the same owner who joined earlier (0 = first) */
-  rank: number;
-}
-
-export type JoinOutcome =
-  | { kind: "joined"; ownerTenantId: string }
-  | { kind: "invalid" | "own_invite" | "full" | "already_member" | "has_members" };
-
-export interface SeatCounts {
-  members: number;
-  pending: number;
-}
+import { inviteStatements } from "./invites.ts";
+import type { FamilyMemberRow, InviteRow, JoinOutcome, Membership, RemoveOutcome, SeatCounts } from "../types.ts";
 
 export type FamilyRepo = ReturnType<typeof createFamilyRepo>;
 

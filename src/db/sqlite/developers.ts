@@ -1,11 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-
-export interface DeveloperRow {
-  id: string;
-  email: string;
-  passwordHash: string;
-  createdAt: number;
-}
+import type { DeveloperRow } from "../types.ts";
 
 interface RawDeveloper {
   id: string;

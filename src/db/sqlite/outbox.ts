@@ -1,18 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-
-export interface OutboxMessage {
-  id: string;
-  appId: string;
-  tenantId: string | null;
-  kind: string;
-  locale: string;
-  to: string;
-  subject: string;
-  text: string;
-  html: string;
-  link: string | null;
-  createdAt: number;
-}
+import type { OutboxMessage } from "../types.ts";
 
 interface RawMessage {
   id: string;

@@ -1,5 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { autoFieldIndex, autoIndexPrefix, INDEX_NAME } from "./record-indexes.ts";
+import type { AutoIndexInfo } from "../types.ts";
 
 /**
  * When tenantd builds an index for a field nobody declared. A list whose filter or sort uses
@@ -28,20 +29,6 @@ export const AUTO_INDEX = {
 } as const;
 
 export type AutoIndexLimits = { [K in keyof typeof AUTO_INDEX]: number };
-
-export interface AutoIndexInfo {
-  collection: string;
-  field: string;
-  /** ready: built and used by lists; pending: queued for building; refused: see reason */
-  state: "ready" | "pending" | "refused";
-  name: string | null;
-  reason: string | null;
-  /** rows of the collection when built */
-  rows: number | null;
-  buildMs: number | null;
-  createdAt: number | null;
-  lastUsedAt: number | null;
-}
 
 interface Row {
   name: string;

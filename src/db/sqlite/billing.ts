@@ -1,37 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
-
-export type Entitlements = Record<string, boolean | number>;
-
-/** What a billing provider's event writes for a tenant's subscription. */
-export interface ProviderSubscriptionWrite {
-  appId: string;
-  tenantId: string;
-  planId: string;
-  status: string;
-  provider: "stripe" | "dev";
-  providerSubscriptionId: string;
-  currentPeriodEnd: number | null;
-  cancelAtPeriodEnd: boolean;
-  now: number;
-}
-
-export interface PlanRow {
-  id: string;
-  appId: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  priceCents: number;
-  currency: string;
-  interval: "month" | "year";
-  sortOrder: number;
-  entitlements: Entitlements;
-  stripeProductId: string | null;
-  stripePriceId: string | null;
-  archivedAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
+import { ENTITLING_STATUSES } from "../shared.ts";
+import type { DevSessionRow, Entitlements, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageRow } from "../types.ts";
 
 interface RawPlan {
   id: string;
@@ -69,23 +38,6 @@ const toPlan = (r: RawPlan): PlanRow => ({
   updatedAt: r.updated_at,
 });
 
-export type SubscriptionSource = "billing_provider" | "gift" | "trial";
-
-export interface SubscriptionRow {
-  tenantId: string;
-  source: SubscriptionSource;
-  appId: string;
-  planId: string;
-  status: string;
-  provider: "stripe" | "dev" | null;
-  providerSubscriptionId: string | null;
-  currentPeriodEnd: number | null;
-  cancelAtPeriodEnd: boolean;
-  expiresAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
 interface RawSubscription {
   tenant_id: string;
   source: SubscriptionSource;
@@ -116,26 +68,7 @@ const toSubscription = (r: RawSubscription): SubscriptionRow => ({
   updatedAt: r.updated_at,
 });
 
-export interface DevSessionRow {
-  kind: "checkout" | "portal";
-  appId: string;
-  tenantId: string;
-  planId: string | null;
-  successUrl: string;
-  cancelUrl: string;
-  expiresAt: number;
-  usedAt: number | null;
-}
-
-export interface UsageRow {
-  featureKey: string;
-  period: "monthly" | "daily";
-  periodStart: number;
-  count: number;
-}
-
 /** Statuses of a provider subscription that grant the plan's entitlements. */
-export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 const ENTITLING_SQL = ENTITLING_STATUSES.map((s) => `'${s}'`).join(", ");
 
 export type BillingRepo = ReturnType<typeof createBillingRepo>;

@@ -1,6 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { createRepositories } from "./index.ts";
-import type { Repositories } from "./repositories.ts";
+import type { Repositories } from "../repositories.ts";
 
 /**
  * Compile-time only: the SQLite repositories implement the engine-neutral interfaces in

@@ -1,18 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-
-export interface FileRow {
-  id: string;
-  appId: string;
-  tenantId: string;
-  /** the unstorage key of the blob */
-  pathname: string;
-  sizeBytes: number;
-  mimeType: string;
-  originalFilename: string | null;
-  /** hex SHA-256 of the bytes; the public ETag */
-  sha256: string;
-  createdAt: number;
-}
+import type { FileBlobRef, FileRow, InsertFileResult } from "../types.ts";
 
 interface RawFile {
   id: string;
@@ -37,14 +24,6 @@ const toFile = (r: RawFile): FileRow => ({
   sha256: r.sha256,
   createdAt: r.created_at,
 });
-
-/** A file's blob key, enough to remove the blob before its row. */
-export interface FileBlobRef {
-  id: string;
-  pathname: string;
-}
-
-export type InsertFileResult = "inserted" | "over_quota" | "tenant_gone";
 
 export type FilesRepo = ReturnType<typeof createFilesRepo>;
 

@@ -1,12 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-
-export interface AppUsage {
-  appId: string;
-  tenants: number;
-  records: number;
-  fileBytes: number;
-  webhookDeliveriesThisMonth: number;
-}
+import type { AppUsage } from "../types.ts";
 
 /** Counts for the developer usage endpoint, one app at a time. */
 export function createStatsRepo(db: SqliteDb) {

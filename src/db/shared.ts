@@ -1,0 +1,35 @@
+import type { Json } from "../data/query.ts";
+
+/**
+ * What both engines decide the same way. Rows and outcomes are in types.ts; this holds the
+ * few values behind them.
+ */
+
+/** How stale the app cache may be for changes made by another process or node. */
+export const FRESHNESS_MS = 100;
+
+/** Subscription statuses that grant a plan's entitlements. */
+export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
+
+/** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
+export class UniqueConflict extends Error {
+  constructor(readonly field: string) {
+    super(`unique field ${field} taken`);
+  }
+}
+
+/** A unique or primary-key constraint refused the write (SQLite or PostgreSQL error code). */
+export function isUniqueViolation(e: unknown): boolean {
+  const code = e instanceof Error && "code" in e ? String((e as { code: unknown }).code) : "";
+  return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "23505";
+}
+
+/** A record's value at a dotted path, the way the filter language reaches it (objects only). */
+export function valueAtPath(data: unknown, path: string): Json | undefined {
+  let node: unknown = data;
+  for (const seg of path.split(".")) {
+    if (node === null || typeof node !== "object" || Array.isArray(node) || !Object.hasOwn(node, seg)) return undefined;
+    node = (node as Record<string, unknown>)[seg];
+  }
+  return node as Json;
+}

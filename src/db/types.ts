@@ -1,0 +1,467 @@
+/**
+ * Plain data both engines read and write: the rows and outcomes the repository interfaces
+ * (repositories.ts) speak in. No engine code here.
+ */
+import type { AppSettings } from "../apps/settings.ts";
+
+// admin
+
+export type TenantSort = "createdAt" | "-createdAt" | "email" | "-email";
+
+export interface TenantSearch {
+  /** substring of the email, lower-case */
+  email?: string;
+  verified?: boolean;
+  /** tenants with a current subscription, gift or trial on this plan */
+  planId?: string;
+  createdFrom?: number;
+  createdTo?: number;
+  sort: TenantSort;
+  limit: number;
+  offset: number;
+  now: number;
+}
+
+export interface TenantSessionRow {
+  id: string;
+  createdAt: number;
+  expiresAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+}
+
+
+// apps
+
+export interface AppRow {
+  id: string;
+  name: string;
+  publishableKey: string;
+  /** SHA-256 of the server-side secret key, or null when none was issued */
+  secretKeyHash: string | null;
+  ownerId: string | null;
+  settings: AppSettings;
+  createdAt: number;
+  updatedAt: number;
+}
+
+
+// billing
+
+export type Entitlements = Record<string, boolean | number>;
+
+/** What a billing provider's event writes for a tenant's subscription. */
+export interface ProviderSubscriptionWrite {
+  appId: string;
+  tenantId: string;
+  planId: string;
+  status: string;
+  provider: "stripe" | "dev";
+  providerSubscriptionId: string;
+  currentPeriodEnd: number | null;
+  cancelAtPeriodEnd: boolean;
+  now: number;
+}
+
+export interface PlanRow {
+  id: string;
+  appId: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  priceCents: number;
+  currency: string;
+  interval: "month" | "year";
+  sortOrder: number;
+  entitlements: Entitlements;
+  stripeProductId: string | null;
+  stripePriceId: string | null;
+  archivedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type SubscriptionSource = "billing_provider" | "gift" | "trial";
+
+export interface SubscriptionRow {
+  tenantId: string;
+  source: SubscriptionSource;
+  appId: string;
+  planId: string;
+  status: string;
+  provider: "stripe" | "dev" | null;
+  providerSubscriptionId: string | null;
+  currentPeriodEnd: number | null;
+  cancelAtPeriodEnd: boolean;
+  expiresAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface DevSessionRow {
+  kind: "checkout" | "portal";
+  appId: string;
+  tenantId: string;
+  planId: string | null;
+  successUrl: string;
+  cancelUrl: string;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export interface UsageRow {
+  featureKey: string;
+  period: "monthly" | "daily";
+  periodStart: number;
+  count: number;
+}
+
+
+// developers
+
+export interface DeveloperRow {
+  id: string;
+  email: string;
+  passwordHash: string;
+  createdAt: number;
+}
+
+
+// email-tokens
+
+export type EmailTokenPurpose = "verify" | "reset";
+
+export interface NewEmailToken {
+  hash: string;
+  appId: string;
+  tenantId: string;
+  purpose: EmailTokenPurpose;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Why a token was refused; the caller turns each into a message. */
+export type ConsumeOutcome = { ok: true; tenantId: string } | { ok: false; reason: "unknown" | "used" | "expired" };
+
+
+// family
+
+export interface FamilyMemberRow {
+  tenantId: string;
+  email: string;
+  joinedAt: number;
+}
+
+export interface Membership {
+  ownerTenantId: string;
+  ownerEmail: string;
+  joinedAt: number;
+  /** members of the same owner who joined earlier (0 = first) */
+  rank: number;
+}
+
+export type JoinOutcome =
+  | { kind: "joined"; ownerTenantId: string }
+  | { kind: "invalid" | "own_invite" | "full" | "already_member" | "has_members" };
+
+export interface SeatCounts {
+  members: number;
+  pending: number;
+}
+
+
+// files
+
+export interface FileRow {
+  id: string;
+  appId: string;
+  tenantId: string;
+  /** the unstorage key of the blob */
+  pathname: string;
+  sizeBytes: number;
+  mimeType: string;
+  originalFilename: string | null;
+  /** hex SHA-256 of the bytes; the public ETag */
+  sha256: string;
+  createdAt: number;
+}
+
+/** A file's blob key, enough to remove the blob before its row. */
+export interface FileBlobRef {
+  id: string;
+  pathname: string;
+}
+
+export type InsertFileResult = "inserted" | "over_quota" | "tenant_gone";
+
+
+// invites
+
+/** An invite token or a family invite: both tables share this shape. */
+export interface InviteRow {
+  id: string;
+  appId: string;
+  /** who created it (the inviter, or the family owner) */
+  tenantId: string;
+  tokenHash: string;
+  note: string | null;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+  usedByTenantId: string | null;
+}
+
+export type RemoveOutcome = "removed" | "used" | "not_found";
+
+
+// oauth
+
+export interface OAuthStateRow {
+  stateHash: string;
+  appId: string;
+  provider: string;
+  redirectUrl: string;
+  /** sealed */
+  inviteToken: string | null;
+  /** sealed */
+  codeVerifier: string | null;
+  browserHash: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export type OAuthConsumeOutcome =
+  | { kind: "unknown" }
+  | { kind: "mismatch" | "used" | "expired" | "ok"; state: OAuthStateRow };
+
+export interface OAuthLink {
+  appId: string;
+  provider: string;
+  providerAccountId: string;
+  email: string | null;
+  emailVerified: boolean;
+  at: number;
+}
+
+export interface LinkedAccount {
+  provider: string;
+  email: string | null;
+  linkedAt: number;
+}
+
+
+// outbox
+
+export interface OutboxMessage {
+  id: string;
+  appId: string;
+  tenantId: string | null;
+  kind: string;
+  locale: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  link: string | null;
+  createdAt: number;
+}
+
+
+// record-auto-indexes
+
+export interface AutoIndexInfo {
+  collection: string;
+  field: string;
+  /** ready: built and used by lists; pending: queued for building; refused: see reason */
+  state: "ready" | "pending" | "refused";
+  name: string | null;
+  reason: string | null;
+  /** rows of the collection when built */
+  rows: number | null;
+  buildMs: number | null;
+  createdAt: number | null;
+  lastUsedAt: number | null;
+}
+
+
+// records
+
+export interface RecordRow {
+  seq: number;
+  id: string;
+  /** serialized JSON object */
+  data: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Turns the stored data into the next data (merge patch); may throw to abort the write. */
+export type DataTransform = (current: Record<string, unknown>) => Record<string, unknown>;
+
+export interface ShareLinkRow {
+  id: string;
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+export interface ListPage {
+  limit: number;
+  offset: number;
+  maxBytes: number;
+  /** the largest `data` a record may hold: when `limit` of them fit in `maxBytes`, the page is read at once */
+  maxRecordBytes: number;
+}
+
+
+// records-sql
+
+/** Who is asking and where: the server adds this predicate to every statement. */
+export interface RecordScope {
+  appId: string;
+  tenantId: string;
+  collection: string;
+  /** data fields that have an expression index in this app's collection */
+  indexed: ReadonlySet<string>;
+}
+
+
+// sessions
+
+export interface SessionState {
+  id: string;
+  tenantId: string;
+  appId: string;
+  expiresAt: number;
+  endedAt: number | null;
+}
+
+export type RefreshOutcome =
+  | { kind: "rotated"; session: SessionState }
+  /** the token was rotated moments ago: the successor already issued, still sealed */
+  | { kind: "repeat"; session: SessionState; sealedSuccessor: string }
+  | { kind: "unknown" }
+  | { kind: "ended"; session: SessionState }
+  | { kind: "expired"; session: SessionState }
+  | { kind: "reused"; session: SessionState };
+
+export interface RotateInput {
+  /** the app whose key presented the token */
+  appId: string;
+  hash: string;
+  /** the new token sealed, handed out again to a concurrent refresh of the same old token */
+  sealed: string;
+  now: number;
+  expiresAt: number;
+  graceMs: number;
+}
+
+
+// stats
+
+export interface AppUsage {
+  appId: string;
+  tenants: number;
+  records: number;
+  fileBytes: number;
+  webhookDeliveriesThisMonth: number;
+}
+
+
+// tenants
+
+export interface TenantRow {
+  id: string;
+  appId: string;
+  email: string;
+  passwordHash: string | null;
+  emailVerifiedAt: number | null;
+  locale: string;
+  parentTenantId: string | null;
+  createdAt: number;
+}
+
+export interface NewSession {
+  id: string;
+  refreshHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Synchronous work another repository adds to a tenant-creating transaction; throw to roll it back. */
+export type InTransactionStep = (tenantId: string) => void;
+
+/** How a developer narrows the tenant list: email substring, verified or not, created in [from, before). */
+export interface TenantListFilter {
+  emailContains?: string;
+  verified?: boolean;
+  createdFrom?: number;
+  createdBefore?: number;
+}
+
+
+// webhooks
+
+export interface WebhookConfigRow {
+  appId: string;
+  url: string;
+  secretSealed: string;
+  secretCreatedAt: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface QueuedEvent {
+  id: string;
+  appId: string;
+  event: string;
+  tenantId: string | null;
+  /** sealed JSON `{ email, payload }` */
+  data: string;
+  createdAt: number;
+}
+
+export type DeliveryStatus = "sending" | "delivered" | "failed" | "invalid_config";
+
+export interface DeliveryRow {
+  id: string;
+  appId: string;
+  event: string;
+  tenantId: string | null;
+  status: DeliveryStatus;
+  url: string | null;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number | null;
+  createdAt: number;
+  finishedAt: number | null;
+  /** The exact JSON text sent (or, for `invalid_config`, that would have been), sealed. */
+  bodySealed: string | null;
+}
+
+export interface DeliveryOutcome {
+  status: Exclude<DeliveryStatus, "sending">;
+  url: string | null;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number | null;
+  finishedAt: number;
+  /** sealed body text; null when the delivery failed before a body was built */
+  bodySealed: string | null;
+}
+
+export interface RawDelivery {
+  id: string;
+  app_id: string;
+  event: string;
+  tenant_id: string | null;
+  status: DeliveryStatus;
+  url: string | null;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  created_at: number;
+  finished_at: number | null;
+  body_sealed: string | null;
+}
+
