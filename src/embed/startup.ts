@@ -7,7 +7,11 @@ import type { AppRow } from "../db/types.ts";
  * this start has them: `backend.defaultApp` is undefined on every later one), and that links
  * point at the default base URL when `publicUrl` was not set.
  */
-export function announceStart(core: Core, input: TenantBackendConfig, defaultApp: AppRow | undefined): void {
+/** Set by `tenantd serve`, whose banner says the same to a person: the log lines are for embedders. */
+export const SERVE_BANNER = Symbol("tenantd.serveBanner");
+
+export function announceStart(core: Core, input: TenantBackendConfig & { [SERVE_BANNER]?: true }, defaultApp: AppRow | undefined): void {
+  if (input[SERVE_BANNER]) return;
   if (defaultApp) {
     core.log.info(
       `created the default app on this empty database: app id ${defaultApp.id}, publishable key ${defaultApp.publishableKey} ` +
