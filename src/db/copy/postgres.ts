@@ -7,7 +7,9 @@ import type { ColumnKind, CopyTable, CopyValue } from "./tables.ts";
 const orderOf = (table: CopyTable) => (table.engineOrder ? [table.engineOrder.postgres] : table.key);
 const list = (columns: string[]) => columns.map((c) => `"${c}"`).join(", ");
 const params = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(", ");
-const ARRAY_TYPE: Record<ColumnKind, string> = { text: "text[]", int: "int8[]", bool: "bool[]" };
+// Every array goes over the wire as text[] and is cast on the server: the driver's own
+// element serializers would otherwise apply (its bool[] one reads only a JS `true` as true).
+const ARRAY_TYPE: Record<ColumnKind, string> = { text: "text[]", int: "text[]::int8[]", bool: "text[]::bool[]" };
 
 /** int4 columns come back as numbers, int8 as bigint (postgres.BigInt): both as bigint here. */
 function fromPg(table: CopyTable, columns: string[], row: unknown[]): CopyValue[] {
@@ -19,10 +21,14 @@ function fromPg(table: CopyTable, columns: string[], row: unknown[]): CopyValue[
   });
 }
 
-/** One array per column, for `unnest`: integers travel as decimal text (exact at any size). */
-function toColumns(rows: CopyValue[][], width: number, skip: Set<number> = new Set()): unknown[][] {
-  const out = Array.from({ length: width }, () => [] as unknown[]);
-  for (const row of rows) for (let i = 0; i < width; i++) out[i]!.push(skip.has(i) ? null : typeof row[i] === "bigint" ? String(row[i]) : row[i]);
+/**
+ * One array per column, for `unnest`, every element as text: integers as decimal (exact at
+ * any size), booleans as t/f, read by the `::text[]::int8[]` (…) casts in the statement.
+ */
+const asText = (v: CopyValue) => (v === null ? null : typeof v === "boolean" ? (v ? "t" : "f") : String(v));
+function toColumns(rows: CopyValue[][], width: number, skip: Set<number> = new Set()): (string | null)[][] {
+  const out = Array.from({ length: width }, () => [] as (string | null)[]);
+  for (const row of rows) for (let i = 0; i < width; i++) out[i]!.push(skip.has(i) ? null : asText(row[i]!));
   return out;
 }
 

@@ -51,7 +51,13 @@ export async function copyTables(source: CopyEnd, target: CopyEnd, opts: { batch
     let done = 0;
     await eachPage(source, table, batch, {}, async (rows) => {
       const copied = table.name === "server_meta" ? rows.filter((r) => r[0] !== COPY_MARKER) : rows;
-      for (const chunk of bySize(copied)) await target.insert(table, chunk);
+      for (const chunk of bySize(copied)) {
+        try {
+          await target.insert(table, chunk);
+        } catch (e) {
+          throw new Error(`${table.name}: writing rows ${done + 1}–${done + rows.length} into ${target.label} failed: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      }
       done += rows.length;
       opts.progress?.rows(table.name, done, total);
     });
