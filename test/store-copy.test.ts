@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTenantBackend } from "../src/index.ts";
@@ -8,7 +8,9 @@ import { openDatabase } from "../src/db/sqlite/connection.ts";
 import { createRepositories } from "../src/db/sqlite/index.ts";
 import { COPY_TABLES, ENGINE_COLUMNS, NOT_COPIED } from "../src/db/copy/tables.ts";
 import { postgresColumns } from "../src/db/copy/postgres.ts";
-import { sqliteColumns } from "../src/db/copy/sqlite.ts";
+import { openSqliteCopyEnd, sqliteColumns } from "../src/db/copy/sqlite.ts";
+import { copyTables } from "../src/db/copy/run.ts";
+import type { CopyEnd } from "../src/db/copy/end.ts";
 import { buildRequest, signupTenant, TEST_ARGON2, testClock, toReply, type TestTenant } from "./_helpers.ts";
 import { runCli } from "./_cli.ts";
 import { createTestDatabase } from "./_postgres.ts";
@@ -217,6 +219,37 @@ describe("tenantd store copy", () => {
     expect(refused.stderr).toMatch(/--to .*back is not empty: it holds \d+ server_meta, 1 developers, .*\d+ tenants.*--restart/);
     const restarted = await runCli(["store", "copy", "--from", p.dataDir, "--to", back, "--restart"]);
     expect(restarted.code, restarted.stderr).toBe(0);
+  });
+
+  it("a copy that stopped halfway is named by the next run; --restart copies from scratch (SQLite → SQLite)", async () => {
+    const source = dir();
+    const b = await createTenantBackend({ dataDir: source, logger: "silent", argon2: TEST_ARGON2 });
+    const appId = b.defaultApp!.id;
+    await b.close();
+    const target = join(dir(), "copy");
+    mkdirSync(target);
+    const from = openSqliteCopyEnd(join(source, "tenantd.db"), source);
+    const to = openSqliteCopyEnd(join(target, "tenantd.db"), target);
+    const failing: CopyEnd = { ...to, insert: async (table, rows) => (table.name === "apps" ? Promise.reject(new Error("connection lost")) : to.insert(table, rows)) };
+    await from.snapshot();
+    await expect(copyTables(from, failing, { describe: source })).rejects.toThrow(/^apps: writing rows 1–1 into .*copy failed: connection lost$/);
+    await from.close();
+    await to.close();
+
+    const again = await runCli(["store", "copy", "--from", source, "--to", target]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^tenantd: --to .*copy holds an unfinished copy \(started \d{4}-\d\d-\d\dT.* from .*\). Run the same command again with --restart/);
+    const restarted = await runCli(["store", "copy", "--from", source, "--to", target, "--restart", "--json"]);
+    expect(restarted.code, restarted.stderr).toBe(0);
+    const report = JSON.parse(restarted.stdout);
+    expect(report.tables.find((r: { table: string }) => r.table === "apps")).toEqual({ table: "apps", source: 1, target: 1, ok: true });
+    expect(report.tables.find((r: { table: string }) => r.table === "server_meta")).toMatchObject({ target: 0, ok: true });
+    const copy = await serveOn({ dataDir: target });
+    try {
+      expect((await copy.backend.admin.listApps()).map((a) => a.id)).toEqual([appId]);
+    } finally {
+      await copy.backend.close();
+    }
   });
 
   it("refuses bad inputs in the CLI's words, without a stack trace or a password", async () => {
