@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { createStorage, type Storage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
 import { resolveConfig, type TenantBackendConfig } from "../config.ts";
+import { createCore } from "../core.ts";
 import { CliError } from "./shared.ts";
 import type { Side } from "./store-sides.ts";
 
@@ -57,18 +58,38 @@ export interface SideStorage {
   label: string;
   /** The directory, when the fs driver holds the blobs. */
   dir: string | null;
+  close(): Promise<void>;
 }
 
-const fsStorage = (dir: string): SideStorage => ({ storage: createStorage({ driver: fsDriver({ base: dir }) }), label: dir, dir });
+function fsStorage(dir: string): SideStorage {
+  const storage = createStorage({ driver: fsDriver({ base: dir }) });
+  return { storage, label: dir, dir, close: () => Promise.resolve(storage.dispose()) };
+}
+
+/**
+ * The storage `serve` opens for this configuration, chosen by createCore itself (the fs
+ * driver under the data directory, a driver object from a config module, or the storage
+ * options such as S3's), so the copy never disagrees with the server about where blobs
+ * are. The core stands on a throwaway in-memory database: only its storage is used.
+ */
+function configuredStorage(configured: TenantBackendConfig, key: Buffer): SideStorage {
+  const { database: _database, ...rest } = configured;
+  const env = { ...process.env };
+  delete env.TENANTD_DATABASE_URL;
+  delete env.TENANTD_DATABASE_PATH;
+  const core = createCore(resolveConfig({ ...rest, databasePath: ":memory:", secretKey: key.toString("hex"), logger: "error", bootstrap: false }, env));
+  const { driver } = core.storage.getMount("");
+  const base = (driver.options as { base?: unknown } | undefined)?.base;
+  const dir = driver.name === "fs" && typeof base === "string" ? resolve(base) : null;
+  return { storage: core.storage, label: dir ?? `the configured storage (${driver.name ?? "custom driver"})`, dir, close: () => core.close() };
+}
 
 /**
  * Where a side's blobs are: `--from-files`/`--to-files`, else a data directory's files/, else
- * (PostgreSQL) the storage the configuration resolves, exactly as createCore picks it.
+ * (PostgreSQL) the storage its configuration resolves.
  */
 export function sideStorage(side: Side, filesFlag: string | undefined, configured: TenantBackendConfig, key: Buffer): SideStorage {
   if (filesFlag) return fsStorage(resolve(filesFlag));
   if (side.kind === "sqlite") return fsStorage(join(side.dir, "files"));
-  const resolved = resolveConfig({ ...configured, secretKey: key.toString("hex"), logger: "error" });
-  if (resolved.storage) return { storage: createStorage({ driver: resolved.storage }), label: `the configured storage driver (${resolved.storage.name ?? "custom"})`, dir: null };
-  return fsStorage(join(resolved.dataDir, "files"));
+  return configuredStorage(configured, key);
 }

@@ -36,12 +36,12 @@ async function openEnd(side: Side): Promise<CopyEnd> {
 }
 
 function refuseNonEmpty(to: Side, found: Awaited<ReturnType<typeof targetContents>>): never {
-  const what = found.tables.map((t) => `${t.rows} ${t.table}`).join(", ");
+  const what = found.tables.map((t) => `${t.table} (${t.rows})`).join(", ");
   const unfinished = found.unfinishedCopy ? (JSON.parse(found.unfinishedCopy) as { startedAt?: string; from?: string }) : null;
   throw new CliError(
     unfinished
-      ? `--to ${to.label} holds an unfinished copy (started ${unfinished.startedAt} from ${unfinished.from}; ${what || "no rows"}). Run the same command again with --restart: it empties the target and copies from scratch.`
-      : `--to ${to.label} is not empty: it holds ${what}. store copy fills an empty store only: point --to at a new data directory or an empty database, or add --restart to delete everything tenantd keeps there first (this cannot be undone).`,
+      ? `--to ${to.label} holds an unfinished copy (started ${unfinished.startedAt} from ${unfinished.from}; rows in ${what || "no table"}). Run the same command again with --restart: it empties the target and copies from scratch.`
+      : `--to ${to.label} is not empty: it holds rows in ${what}. store copy fills an empty store only: point --to at a new data directory or an empty database, or add --restart to delete everything tenantd keeps there first (this cannot be undone).`,
   );
 }
 
@@ -105,7 +105,7 @@ export default defineCommand({
       progress.blobsDone(blobs.copied, blobs.bytes, Date.now() - blobsStarted);
       const counts = await compareCounts(source, target);
       for (const end of opened.splice(0)) await end.close();
-      await Promise.all([fromFiles.storage.dispose(), toFiles.storage.dispose()]);
+      await Promise.all([fromFiles.close(), toFiles.close()]);
       const indexes = await buildTargetIndexes(to, configured, key);
       const seconds = (Date.now() - started) / 1000;
       const ok = counts.every((c) => c.ok) && blobs.ok;

@@ -2,6 +2,7 @@ import type { CopyProgress } from "../db/copy/run.ts";
 
 const WIDTH = 24;
 const n = (x: number) => x.toLocaleString("en-US");
+const rowsOf = (x: number) => `${n(x)} ${x === 1 ? "row" : "rows"}`;
 
 /**
  * Progress on stderr: on a terminal, a bar per table redrawn in place (rows done / total);
@@ -22,7 +23,7 @@ export function stderrProgress(out: NodeJS.WriteStream = process.stderr): CopyPr
   return {
     table: (name, total) => draw(name, 0, total, true),
     rows: (name, done, total) => draw(name, done, total),
-    tableDone: (name, rows, ms) => finish(`${name.padEnd(22)} ${n(rows)} rows (${(ms / 1000).toFixed(1)} s)`),
+    tableDone: (name, rows, ms) => finish(`${name.padEnd(22)} ${rowsOf(rows)} (${(ms / 1000).toFixed(1)} s)`),
     blobs: (done, total) => draw("file blobs", done, total),
     blobsDone: (copied, bytes, ms) => finish(`${"file blobs".padEnd(22)} ${n(copied)} blobs, ${n(bytes)} bytes (${(ms / 1000).toFixed(1)} s)`),
   };
