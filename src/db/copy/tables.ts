@@ -94,6 +94,9 @@ export const NOT_COPIED: Record<string, string> = {
   record_auto_indexes: "SQLite's bookkeeping of automatic record indexes: rebuilt on the target when lists use the fields again",
   sqlite_sequence: "SQLite's AUTOINCREMENT counters: follow the copied seq values by themselves",
   change_counters: "PostgreSQL's cache-invalidation counters: the target's count its own changes",
+  rate_windows: "PostgreSQL's shared rate-limit windows (SQLite keeps them in memory): counters, not data; they start afresh",
+  login_failures: "PostgreSQL's shared sign-in failure counts (SQLite keeps them in memory): they start afresh",
+  maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",
 };
 
 /** The server_meta key a copy in progress writes first and removes last: a target holding it is a copy that did not finish. */
