@@ -63,6 +63,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const opened: CopyEnd[] = [];
+    let partial = false;
     try {
       if (args.from.trim() === "-" && args.to.trim() === "-") throw new CliError("only one of --from and --to can read stdin (-); give the other as env:NAME or a data directory.");
       const batch = args["batch-size"] === undefined ? DEFAULT_BATCH : Number(args["batch-size"]);
@@ -99,7 +100,9 @@ export default defineCommand({
       const started = Date.now();
       const progress = stderrProgress();
       await source.snapshot();
+      partial = true;
       await copyTables(source, target, { batch, progress, describe: from.label });
+      partial = false;
       const blobsStarted = Date.now();
       const blobs = await copyBlobs(source, fromFiles.storage, toFiles.storage, { skip: args["skip-files"] || shared, batch, progress: progress.blobs });
       progress.blobsDone(blobs.copied, blobs.bytes, Date.now() - blobsStarted);
@@ -132,6 +135,9 @@ export default defineCommand({
       }
     } catch (e) {
       for (const end of opened) await end.close().catch(() => undefined);
+      if (partial && !(e instanceof CliError)) {
+        e = new Error(`${e instanceof Error ? e.message : String(e)}. The target holds a partial copy: once the cause is fixed, run the same command with --restart.`);
+      }
       exitWith(e, { json: args.json });
     }
   },
