@@ -22,6 +22,7 @@ export const main = defineCommand({
     config: () => import("./config.ts").then((m) => m.default),
     backup: () => import("./backup.ts").then((m) => m.default),
     restore: () => import("./restore.ts").then((m) => m.default),
+    store: () => import("./store.ts").then((m) => m.default),
   },
 });
 
