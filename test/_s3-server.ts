@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
+import crypto, { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import S3rver from "s3rver";
 import { AwsV4Signer } from "aws4fetch";
@@ -64,7 +64,26 @@ async function verifySignature(ctx: KoaContext, next: () => Promise<unknown>) {
   ctx.body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match the signature you provided. Check your key and signing method.</Message></Error>`;
 }
 
+/**
+ * s3rver encrypts ListObjectsV2 continuation tokens with DES, which OpenSSL 3 (Node 17+) no
+ * longer offers: every listing longer than one page answers 500. Its tokens only need to
+ * round-trip, so DES with its 8-byte key and IV becomes AES-128 with both doubled. Nothing
+ * else in the process uses DES.
+ */
+function letS3rverPage(): void {
+  const c = crypto as unknown as Record<"createCipheriv" | "createDecipheriv", (alg: string, key: Buffer, iv: Buffer) => unknown>;
+  for (const name of ["createCipheriv", "createDecipheriv"] as const) {
+    const original = c[name];
+    if ((original as { s3rver?: true }).s3rver) continue;
+    c[name] = Object.assign(
+      (alg: string, key: Buffer, iv: Buffer) => (alg === "des" ? original("aes-128-cbc", Buffer.concat([key, key]), Buffer.concat([iv, iv])) : original(alg, key, iv)),
+      { s3rver: true as const },
+    );
+  }
+}
+
 export async function startS3(): Promise<S3Server> {
+  letS3rverPage();
   const directory = await mkdtemp(join(tmpdir(), "tenantd-s3-"));
   const bucket = `tenantd-${randomBytes(4).toString("hex")}`;
   const server = new S3rver({ address: "127.0.0.1", port: 0, directory, silent: true, configureBuckets: [{ name: bucket, configs: [] }] });

@@ -92,6 +92,8 @@ describe("files on S3", () => {
         same: true,
       });
     }
+    const head = await t.backend.fetch(new Request(`http://localhost${new URL(url).pathname}`, { method: "HEAD" }));
+    expect({ status: head.status, length: head.headers.get("content-length"), body: (await head.arrayBuffer()).byteLength }).toEqual({ status: 200, length: String(10 * MiB), body: 0 });
   });
 
   test("listing by prefix reads every page: an account deletion sweeps all of the tenant's blobs, also ones without a row", async () => {

@@ -52,7 +52,7 @@ const gone = () => fail("not_found", "No such file: it was deleted or never exis
  * at a time (from the fs driver or S3, a range as a ranged read), so a slow reader holds a
  * small buffer, not the file.
  */
-export async function servePublicFile(core: Core, id: string, headers: Headers): Promise<Response> {
+export async function servePublicFile(core: Core, id: string, headers: Headers, method = "GET"): Promise<Response> {
   const file = await core.db.files.findPublic(id);
   if (!file) throw gone();
   const size = file.sizeBytes;
@@ -78,8 +78,9 @@ export async function servePublicFile(core: Core, id: string, headers: Headers):
   if (range === "unsatisfiable") {
     throw fail("range_not_satisfiable", `The requested range is outside the file (${size} bytes).`, { "content-range": `bytes */${size}` });
   }
-  const body = size === 0 ? null : await openBlobStream(core, file.pathname, range);
-  if (size > 0 && body === null) throw gone();
+  // HEAD gets the headers only: opening the blob would read it all (Node drops the bytes).
+  const body = size === 0 || method === "HEAD" ? null : await openBlobStream(core, file.pathname, range);
+  if (size > 0 && method !== "HEAD" && body === null) throw gone();
   if (range) {
     out.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
     out.set("content-length", String(range.end - range.start + 1));
