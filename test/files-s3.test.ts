@@ -111,7 +111,7 @@ describe("files on S3", () => {
     expect(await s3.list("", 2)).toEqual([kept.pathname]);
   });
 
-  test("the bucket gone while running: upload, read and delete answer 503 unavailable, never 500, and the log names S3's error without the secret", async () => {
+  test("the bucket gone while running: upload, read, delete and account deletion answer 503 unavailable, never 500, and the log names S3's error without the secret", async () => {
     const logger = capture();
     const storage = await s3Storage();
     const t = await startFilesBackend(S3, { storage, logger });
@@ -128,6 +128,9 @@ describe("files on S3", () => {
     // The row stays, so the delete can be retried once the bucket is back.
     expect((await t.request("GET", `/api/v1/files/${file.id}`, { bearer: t.tenant.bearer })).status).toBe(200);
     expect(await t.backend.core.db.files.usedBytes(t.app.id, t.tenant.id)).toBe(file.sizeBytes);
+    // An account deletion cannot remove the blob: 503, and the account is still there to retry.
+    expectError(await t.request("POST", "/api/v1/tenants/me/delete", { bearer: t.tenant.bearer }), 503, "unavailable");
+    expect((await t.request("GET", `/api/v1/files/${file.id}`, { bearer: t.tenant.bearer })).status).toBe(200);
     expect(logger.text()).toContain("NoSuchBucket");
     expect(logger.text()).not.toContain(storage.secretAccessKey);
   });

@@ -58,6 +58,12 @@ const tag = (xml: string, name: string) => {
   return m ? decodeXml(m[1]!) : undefined;
 };
 
+/**
+ * How long a call without a body to stream may take: a blackholed endpoint must not hold a
+ * startup or a delete for ever. Reads and writes of bytes are bounded by the client instead.
+ */
+const SHORT_CALL_MS = 15_000;
+
 export const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 export function createS3Bucket(options: S3Options): S3Bucket {
@@ -96,7 +102,7 @@ export function createS3Bucket(options: S3Options): S3Bucket {
       return call(`${base}/${encodeKey(key)}`, { headers }, true);
     },
     async remove(key) {
-      await call(`${base}/${encodeKey(key)}`, { method: "DELETE" }, true);
+      await call(`${base}/${encodeKey(key)}`, { method: "DELETE", signal: AbortSignal.timeout(SHORT_CALL_MS) }, true);
     },
     async list(prefix, pageSize = 1000) {
       const keys: string[] = [];
@@ -104,14 +110,14 @@ export function createS3Bucket(options: S3Options): S3Bucket {
       do {
         const q = new URLSearchParams({ "list-type": "2", prefix: objectKey(prefix) + (prefix && /[:/]$/.test(prefix) ? "/" : ""), "max-keys": String(pageSize) });
         if (token) q.set("continuation-token", token);
-        const xml = await (await call(`${base}?${q}`, {}))!.text();
+        const xml = await (await call(`${base}?${q}`, { signal: AbortSignal.timeout(SHORT_CALL_MS) }))!.text();
         for (const m of xml.matchAll(/<Contents>[\s\S]*?<Key>([\s\S]*?)<\/Key>/g)) keys.push(decodeXml(m[1]!));
         token = tag(xml, "IsTruncated") === "true" ? tag(xml, "NextContinuationToken") : undefined;
       } while (token);
       return keys;
     },
     async check() {
-      await call(`${base}?list-type=2&max-keys=1`, {});
+      await call(`${base}?list-type=2&max-keys=1`, { signal: AbortSignal.timeout(SHORT_CALL_MS) });
     },
   };
 }

@@ -160,7 +160,8 @@ async function removeBlobs(core: Core, appId: string, refs: FileBlobRef[]): Prom
     }
   };
   await Promise.all(Array.from({ length: Math.min(BLOB_REMOVAL_CONCURRENCY, refs.length) }, worker));
-  if (failed > 0) throw new Error(`files: ${failed} blob(s) could not be removed from storage; retry the deletion`);
+  // 503, not 500: storage is down, the request was fine; what is left is removed on a retry.
+  if (failed > 0) throw fail("unavailable", `${failed} stored file(s) could not be removed from storage, so the deletion did not finish. Try it again later.`);
 }
 
 /** Every blob of the tenant (on account deletion). */
