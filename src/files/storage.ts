@@ -84,19 +84,27 @@ export function describeS3Failure(e: unknown, options: S3Options): string {
 /**
  * `ready` that also waits for the configured S3 bucket to answer: a server with a missing
  * bucket or wrong keys refuses to start, naming the option, instead of failing uploads later.
- * Like the store's, the promise is marked handled: the CLI never waits for it.
+ * The check starts when someone waits for `ready` (the server does; a CLI command that never
+ * touches files makes no S3 call and never waits on an unreachable endpoint to exit).
  */
 export function withStorageCheck(config: ResolvedConfig, ready: Promise<void>): Promise<void> {
   const choice = config.storageChoice;
   if (config.storage || choice.driver !== "s3") return ready;
-  const checked = Promise.all([
-    ready,
-    createS3Bucket(choice)
-      .check()
-      .catch((e: unknown) => {
-        throw new ConfigError(`tenantd config: storage: ${describeS3Failure(e, choice)}`);
-      }),
-  ]).then(() => undefined);
-  checked.catch(() => undefined);
-  return checked;
+  let checked: Promise<void> | undefined;
+  const start = () =>
+    (checked ??= Promise.all([
+      ready,
+      createS3Bucket(choice)
+        .check()
+        .catch((e: unknown) => {
+          throw new ConfigError(`tenantd config: storage: ${describeS3Failure(e, choice)}`);
+        }),
+    ]).then(() => undefined));
+  // A promise in all but eagerness: `await`, then, catch and finally start the check.
+  return {
+    then: (ok, ko) => start().then(ok, ko),
+    catch: (ko) => start().catch(ko),
+    finally: (fn) => start().finally(fn),
+    [Symbol.toStringTag]: "Promise",
+  } satisfies Promise<void>;
 }
