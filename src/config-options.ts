@@ -190,7 +190,9 @@ export function collectOptions(
     for (const [key, val] of Object.entries(obj)) {
       if (val === undefined) continue;
       const path = prefix ? `${prefix}.${key}` : key;
-      if (!prefix && codeOnly[key] && (typeof val !== "string" || !byPath.has(key))) {
+      // `storage` is a driver object (code only) or the table's `{ driver: "s3", bucket, … }`.
+      const tableObject = parents.has(path) && isPlainObject(val) && !(codeOnly[key] && v.safeParse(codeOnly[key].schema, val).success);
+      if (!prefix && codeOnly[key] && !tableObject && (typeof val !== "string" || !byPath.has(key))) {
         if (source.kind === "env") continue;
         if (!(key in code)) {
           if (!v.safeParse(codeOnly[key]!.schema, val).success) throw fail(`${path} (${describeSource(source)}) ${codeOnly[key]!.expects}.`);

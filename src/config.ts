@@ -9,6 +9,7 @@ import { OWASP_ARGON2, type Argon2Params } from "./crypto/password.ts";
 import type { DatabaseConfig } from "./db/store.ts";
 import { collectOptions, describeSource, type Layer, type OptionRow } from "./config-options.ts";
 import { toTrustProxy, type TrustProxy, type TrustProxyOption } from "./http/trust-proxy.ts";
+import { BUCKET_NAME, resolveStorageChoice, type StorageChoice, type StorageOptions } from "./files/storage-config.ts";
 
 /** Options of `createTenantBackend(config)`. Every field is optional. See docs/configuration.md. */
 export interface TenantBackendConfig {
@@ -18,8 +19,8 @@ export interface TenantBackendConfig {
   databasePath?: string;
   /** PostgreSQL instead of SQLite (docs/scaling.md): `url` postgres://…, `pool.max` connections per process (default 10). */
   database?: { url: string; pool?: { max?: number } };
-  /** Any unstorage driver for file blobs (S3, …). Default: the fs driver at `<dataDir>/files`. */
-  storage?: Driver;
+  /** Where file blobs go: any unstorage driver, or `{ driver: "s3", bucket, region, endpoint, accessKeyId, secretAccessKey }` (docs/files.md). Env `TENANTD_STORAGE`; default: the fs driver at `<dataDir>/files`. */
+  storage?: Driver | StorageOptions;
   /** 32-byte server key (hex or base64) that encrypts stored secrets and signs access tokens. Env `TENANTD_SECRET_KEY`; default: generated once into `<dataDir>/secret.key`. */
   secretKey?: string;
   /** Public base URL of this server, used in links it hands out (file URLs, checkout pages, OAuth callbacks, email links). Env `TENANTD_PUBLIC_URL`; default `http://localhost:3000`. */
@@ -43,7 +44,7 @@ export interface TenantBackendConfig {
   /** Outgoing webhooks. */
   webhooks?: Partial<WebhookConfig>;
   /** File uploads and their public URLs. */
-  files?: { maxBytes?: number; cdnBaseUrl?: string };
+  files?: { maxBytes?: number; cdnBaseUrl?: string; publicBaseUrl?: string };
   /**
    * Serve the development billing provider (local checkout pages that take no payment) for
    * apps without Stripe keys. Env `TENANTD_DEV_BILLING`; default on in development, off in production.
@@ -103,6 +104,8 @@ export interface FilesConfig {
    * `<cdnBaseUrl>/api/v1/public/files/<id>/<name>` instead of starting with `publicUrl`. Default none.
    */
   cdnBaseUrl: string | null;
+  /** Base URL that serves the blobs themselves (a CDN on the bucket): file URLs become `<publicBaseUrl>/<pathname>`. Default none. */
+  publicBaseUrl: string | null;
 }
 
 export interface ResolvedConfig {
@@ -111,6 +114,8 @@ export interface ResolvedConfig {
   databasePath: string;
   database: DatabaseConfig | undefined;
   storage: Driver | undefined;
+  /** The storage the options choose when no driver object is passed (files/storage.ts opens it). */
+  storageChoice: StorageChoice;
   serverKey: Buffer;
   publicUrl: string;
   maxJsonBytes: number;
@@ -171,6 +176,13 @@ export const OPTIONS: OptionRow[] = [
   { path: "webhooks.allowInsecure", kind: "boolean", env: "TENANTD_WEBHOOKS_ALLOW_INSECURE", default: "false", doc: "Allow `http://` and loopback/private webhook targets. Development and tests only." },
   { path: "webhooks.timeoutMs", kind: "count", env: "TENANTD_WEBHOOKS_TIMEOUT_MS", default: "1500", doc: "How long a webhook receiver has to answer." },
   { path: "files.maxBytes", kind: "count", env: "TENANTD_FILES_MAX_BYTES", default: "10485760", doc: "Largest upload (10 MiB); larger is 413 while streaming." },
+  { path: "files.publicBaseUrl", kind: "url", env: "TENANTD_FILES_PUBLIC_BASE_URL", default: "none", doc: "Base URL that serves the stored blobs directly (a CDN or public bucket): file URLs become `<publicBaseUrl>/<pathname>`. Not with `files.cdnBaseUrl`. What the CDN must add: files.md.", check: { test: (s) => typeof s === "string" && /^https?:\/\/[^?#\s]+$/.test(s), expects: "an http(s) URL without query or fragment" } },
+  { path: "storage.driver", kind: ["fs", "s3"], env: "TENANTD_STORAGE", default: "fs (s3 when storage.bucket is set)", doc: "Where file blobs go: `fs` under `<dataDir>/files`, or `s3` (AWS S3, R2, MinIO, any S3-compatible store). See files.md." },
+  { path: "storage.bucket", kind: "string", env: "TENANTD_S3_BUCKET", default: "none", doc: "S3 bucket for file blobs; must exist (checked at startup).", check: { test: (s) => typeof s === "string" && BUCKET_NAME.test(s), expects: "an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)" } },
+  { path: "storage.region", kind: "string", env: "TENANTD_S3_REGION", default: "us-east-1", doc: "S3 region the requests are signed for (`auto` for Cloudflare R2)." },
+  { path: "storage.endpoint", kind: "url", env: "TENANTD_S3_ENDPOINT", default: "https://s3.<region>.amazonaws.com", doc: "S3 endpoint, path-style (`https://<account>.r2.cloudflarestorage.com`, `http://minio:9000`)." },
+  { path: "storage.accessKeyId", kind: "string", env: "TENANTD_S3_ACCESS_KEY_ID", default: "none", doc: "S3 access key id; needs to list, read, write and delete objects in the bucket." },
+  { path: "storage.secretAccessKey", kind: "string", env: "TENANTD_S3_SECRET_ACCESS_KEY", secret: true, default: "none", doc: "S3 secret access key. No flag: keep it out of argv; use the environment or a config file." },
   { path: "files.cdnBaseUrl", kind: "url", env: "TENANTD_FILES_CDN_BASE_URL", default: "none", doc: "Origin of a CDN in front of this server for public file URLs (no query or fragment).", check: { test: (s) => typeof s === "string" && /^https?:\/\/[^?#\s]+$/.test(s), expects: "an http(s) URL without query or fragment" } },
   { path: "devBilling", kind: "boolean", env: "TENANTD_DEV_BILLING", default: "on in development, off in production", doc: "Development billing provider (free local checkout pages) for apps without Stripe keys." },
   { path: "dashboard", kind: "switch", env: "TENANTD_DASHBOARD", default: "on", doc: "`false` turns the developer dashboard (dashboard.md) off." },
@@ -264,12 +276,15 @@ export function resolveLayers(layers: Layer[], env: NodeJS.ProcessEnv): Resolved
   const level = (get("logger") as LogLevel | undefined) ?? "info";
   const format = (get("logFormat") as LogFormat | undefined) ?? "pretty";
   const cdn = get("files.cdnBaseUrl") as string | undefined;
+  const publicBase = get("files.publicBaseUrl") as string | undefined;
+  if (cdn !== undefined && publicBase !== undefined) throw new ConfigError("tenantd config: set files.cdnBaseUrl (a CDN in front of tenantd) or files.publicBaseUrl (a CDN on the blobs themselves), not both. See docs/files.md.");
   return {
     mode,
     dataDir,
     databasePath: databasePath === ":memory:" ? ":memory:" : resolve(dataDir, databasePath ?? "tenantd.db"),
     database: databaseUrl ? { url: databaseUrl, pool: { max: num("database.pool.max", 10) } } : undefined,
     storage: code.storage as Driver | undefined,
+    storageChoice: resolveStorageChoice(get, (p) => describeSource(sourceOf(p)), (m) => new ConfigError(`tenantd config: ${m}`)),
     serverKey,
     publicUrl: ((get("publicUrl") as string | undefined) ?? "http://localhost:3000").replace(/\/+$/, ""),
     maxJsonBytes: num("maxJsonBytes", 1024 * 1024),
@@ -285,7 +300,7 @@ export function resolveLayers(layers: Layer[], env: NodeJS.ProcessEnv): Resolved
     email,
     emailChosen: get("email.transport") !== undefined || smtpHost !== undefined,
     webhooks: { allowInsecure: bool("webhooks.allowInsecure") ?? false, timeoutMs: num("webhooks.timeoutMs", 1500) },
-    files: { maxBytes: num("files.maxBytes", 10 * 1024 * 1024), cdnBaseUrl: cdn?.replace(/\/+$/, "") ?? null },
+    files: { maxBytes: num("files.maxBytes", 10 * 1024 * 1024), cdnBaseUrl: cdn?.replace(/\/+$/, "") ?? null, publicBaseUrl: publicBase?.replace(/\/+$/, "") ?? null },
     devBilling: bool("devBilling") ?? mode !== "production",
     stripeApi: code.stripeApi as ResolvedConfig["stripeApi"],
     bootstrap: bool("bootstrap") ?? true,

@@ -1,6 +1,4 @@
-import { createStorage, type Storage } from "unstorage";
-import fsDriver from "unstorage/drivers/fs";
-import { join } from "node:path";
+import type { Storage } from "unstorage";
 import { resolveConfig, type ResolvedConfig, type TenantBackendConfig } from "./config.ts";
 import type { SqliteDb } from "./db/sqlite/connection.ts";
 import type { Repositories } from "./db/repositories.ts";
@@ -12,6 +10,7 @@ import type { Clock } from "./clock.ts";
 import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
 import type { Logger } from "./log.ts";
 import { installAreas } from "./area-install.ts";
+import { openStorage, withStorageCheck } from "./files/storage.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -51,11 +50,11 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
     engine: store.engine,
     sqlite: store.sqlite,
     db: store.db,
-    ready: store.ready,
+    ready: withStorageCheck(config, store.ready),
     secrets,
     accessTokens: createAccessTokens(secrets.deriveKey("access-token")),
     passwords: createPasswordHasher(config.argon2),
-    storage: createStorage({ driver: config.storage ?? fsDriver({ base: join(config.dataDir, "files") }) }),
+    storage: openStorage(config),
     hooks: createHooks(),
     onClose: (fn) => closers.push(fn),
     async close() {

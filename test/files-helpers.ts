@@ -3,15 +3,20 @@ import type { Driver } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
 import memoryDriver from "unstorage/drivers/memory";
 import { startBackend, signupTenant, type Reply, type TestBackend, type TestTenant } from "./_helpers.ts";
+import { s3StorageDriver } from "../src/files/storage.ts";
+import type { S3Options } from "../src/files/s3.ts";
+import { s3Storage } from "./_s3.ts";
 
 /**
  * The storage drivers every files test runs on: the default fs driver (no `storage` option)
- * and the memory driver passed as `storage`, through the same code path. `explicit` builds
- * the same driver as an object, for tests that wrap it.
+ * the memory driver passed as `storage`, through the same code path, and S3 (the run's local
+ * S3 server, a new bucket per backend). `explicit` builds the same driver as an object, for
+ * tests that wrap it.
  */
 export const DRIVERS = [
   { name: "fs", storage: (): Driver | undefined => undefined, explicit: (dataDir: string) => fsDriver({ base: join(dataDir, "files") }) },
   { name: "memory", storage: (): Driver | undefined => memoryDriver(), explicit: () => memoryDriver() },
+  { name: "s3", storage: () => s3Storage(), explicit: async () => s3StorageDriver((await s3Storage()) as S3Options) },
 ] as const;
 
 export type DriverCase = (typeof DRIVERS)[number];
@@ -51,7 +56,7 @@ export interface FilesBackend extends TestBackend {
 }
 
 export async function startFilesBackend(driver: DriverCase, config: Parameters<typeof startBackend>[0] = {}): Promise<FilesBackend> {
-  const t = await startBackend({ storage: driver.storage(), ...config });
+  const t = await startBackend({ storage: await driver.storage(), ...config });
   const tenant = await signupTenant(t);
   const uploadRaw = (body: BodyInit, contentType: string | null, as = tenant) =>
     t.request("POST", "/api/v1/files/upload", { bearer: as.bearer, raw: body, headers: contentType ? { "content-type": contentType } : {} });

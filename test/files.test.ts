@@ -385,7 +385,7 @@ describe.each(DRIVERS)("cleanup and failures on the $name driver", (driver) => {
 
   test("a blob write that fails leaves no metadata row", async () => {
     const dataDir = (await import("./_helpers.ts")).tempDir();
-    const base = driver.explicit(dataDir);
+    const base = await driver.explicit(dataDir);
     const t = await startFilesBackend(driver, {
       dataDir,
       storage: { ...base, setItemRaw: () => Promise.reject(new Error("disk full")) },
@@ -397,7 +397,7 @@ describe.each(DRIVERS)("cleanup and failures on the $name driver", (driver) => {
 
   test("a metadata insert that fails (the tenant is deleted mid-upload) leaves no blob", async () => {
     const dataDir = (await import("./_helpers.ts")).tempDir();
-    const base = driver.explicit(dataDir);
+    const base = await driver.explicit(dataDir);
     let onWrite = async () => {};
     const t = await startFilesBackend(driver, {
       dataDir,

@@ -4,14 +4,23 @@ import { dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import type { Core } from "../core.ts";
 import { newToken } from "../crypto/random.ts";
+import { fail } from "../errors.ts";
+import { s3Of } from "./storage.ts";
 
 /**
  * Blob bytes move between the network and storage in small chunks wherever the driver
  * allows: the default storage (the fs driver under the data directory) is read and written
- * as files directly, so a reader or an upload holds one chunk, not the file. A driver passed
- * as `storage` (S3, or any wrapper) is used through unstorage, which has no stream API in
- * 1.x: it gets and takes whole buffers (docs/files.md says so).
+ * as files directly, so a reader or an upload holds one chunk, not the file; so is an S3
+ * bucket configured with `storage: { driver: "s3", … }` (ranged GETs, a PUT streamed from the
+ * spooled upload). A driver object passed as `storage` is used through unstorage, which has
+ * no stream API in 1.x: it gets and takes whole buffers (docs/files.md says so).
  */
+
+/** A storage failure as the person using the API sees it: 503, try again; the details go to the log. */
+function storageDown(core: Core, what: string, key: string, e: unknown): Error {
+  core.log.error(`files: storage ${what} failed`, { pathname: key, error: String(e) });
+  return fail("unavailable", `File storage is unavailable right now (the ${what} failed); try again later.`);
+}
 
 /** Where the default fs storage keeps `key`, or null when a driver from the config holds it. */
 export function fsPathOf(core: Core, key: string): string | null {
@@ -37,6 +46,20 @@ export async function openBlobStream(core: Core, key: string, range: { start: nu
     }
     return Readable.toWeb(stream) as ReadableStream<Uint8Array>;
   }
+  const s3 = s3Of(core.storage);
+  if (s3) {
+    let res: Response | null;
+    try {
+      res = await s3.get(key, range);
+    } catch (e) {
+      throw storageDown(core, "read", key, e);
+    }
+    if (!res?.body) return null;
+    // Exactly the bytes promised in content-length, whatever the server did with the Range
+    // header (ignored it: 200 with the whole object; or answered a wider range).
+    const from = range ? range.start - (res.status === 206 ? Number(/^bytes (\d+)-/.exec(res.headers.get("content-range") ?? "")?.[1] ?? range.start) : 0) : 0;
+    return range ? res.body.pipeThrough(sliceBytes(from, range.end - range.start + 1)) : res.body;
+  }
   const raw = await core.storage.getItemRaw(key);
   if (raw === null || raw === undefined) return null;
   const all = toBuffer(raw);
@@ -45,6 +68,20 @@ export async function openBlobStream(core: Core, key: string, range: { start: nu
     start(controller) {
       controller.enqueue(new Uint8Array(part));
       controller.close();
+    },
+  });
+}
+
+/** Drops the first `skip` bytes of a stream and ends it after `take` more. */
+function sliceBytes(skip: number, take: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      const start = Math.max(0, skip - seen);
+      const end = Math.min(chunk.byteLength, skip + take - seen);
+      seen += chunk.byteLength;
+      if (end > start) controller.enqueue(chunk.subarray(start, end));
+      if (seen >= skip + take) controller.terminate();
     },
   });
 }
@@ -102,11 +139,28 @@ export async function readSpoolHead(path: string, n: number): Promise<Buffer> {
   return Buffer.concat(chunks, size);
 }
 
-/** Moves a spooled upload into storage under `key`: a rename for the fs driver, a buffer for others. */
-export async function storeSpool(core: Core, spool: Spool, key: string): Promise<void> {
+/** What a spooled upload is: its size, its SHA-256 (hex) and the headers a bucket should serve it with. */
+export interface SpoolFacts {
+  size: number;
+  sha256: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Moves a spooled upload into storage under `key`: a rename for the fs driver, a PUT streamed
+ * from the file for S3, a buffer (taken inside `whole`, which bounds how many are held) for
+ * any other driver.
+ */
+export async function storeSpool(core: Core, spool: Spool, key: string, facts: SpoolFacts, whole: <T>(task: () => Promise<T>) => Promise<T>): Promise<void> {
+  const s3 = s3Of(core.storage);
+  if (s3) {
+    const body = facts.size === 0 ? new Uint8Array(0) : (Readable.toWeb(createReadStream(spool.path, { highWaterMark: 64 * 1024 })) as ReadableStream<Uint8Array>);
+    await s3.put(key, body, facts.size, facts.sha256, facts.headers);
+    return;
+  }
   const path = fsPathOf(core, key);
   if (path === null) {
-    await core.storage.setItemRaw(key, await readFile(spool.path));
+    await whole(async () => core.storage.setItemRaw(key, await readFile(spool.path)));
     return;
   }
   await mkdir(dirname(path), { recursive: true });
@@ -115,6 +169,15 @@ export async function storeSpool(core: Core, spool: Spool, key: string): Promise
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EXDEV") throw e;
     await copyFile(spool.path, path);
+  }
+}
+
+/** Removes a blob; a storage failure is 503 `unavailable`, so the delete can be retried. */
+export async function removeBlob(core: Core, key: string): Promise<void> {
+  try {
+    await core.storage.removeItem(key);
+  } catch (e) {
+    throw storageDown(core, "delete", key, e);
   }
 }
 

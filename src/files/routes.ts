@@ -43,5 +43,5 @@ export function registerFilesRoutes(router: Router, core: Core): void {
   });
 
   // No auth: the unguessable id is the capability. The name segment is cosmetic.
-  router.get("/api/v1/public/files/:id/:name", (event) => servePublicFile(core, getRouterParam(event, "id")!, event.req.headers));
+  router.get("/api/v1/public/files/:id/:name", (event) => servePublicFile(core, getRouterParam(event, "id")!, event.req.headers, event.req.method));
 }

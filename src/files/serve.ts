@@ -30,24 +30,39 @@ export function parseRange(header: string | null, size: number): ByteRange | "un
 
 const etagOf = (f: FileRow) => `"${f.sha256}"`;
 
+/**
+ * The headers that say what the bytes are and how long to keep them. tenantd answers with
+ * them, and an S3 object carries them, so a CDN or bucket serving it directly
+ * (`files.publicBaseUrl`) sends the same; `separateOrigin`: not served from the API's origin.
+ */
+export function blobHeaders(file: Pick<FileRow, "mimeType" | "originalFilename">, separateOrigin: boolean): Record<string, string> {
+  return {
+    "content-type": /^text\/|^application\/json$/.test(file.mimeType) ? `${file.mimeType}; charset=utf-8` : file.mimeType,
+    "content-disposition": contentDisposition(isInline(file.mimeType, separateOrigin) ? "inline" : "attachment", file.originalFilename),
+    "cache-control": CACHE_CONTROL,
+  };
+}
+
 const gone = () => fail("not_found", "No such file: it was deleted or never existed.");
 
 /**
  * The public answer for a stored file: the bytes under headers that keep a browser from
  * running them (nosniff, a sandboxing CSP, attachment unless allow-listed), cacheable for
  * ever, with ETag revalidation and single byte ranges. The bytes stream from storage a chunk
- * at a time, so a slow reader holds a small buffer, not the file.
+ * at a time (from the fs driver or S3, a range as a ranged read), so a slow reader holds a
+ * small buffer, not the file.
  */
-export async function servePublicFile(core: Core, id: string, headers: Headers): Promise<Response> {
+export async function servePublicFile(core: Core, id: string, headers: Headers, method = "GET"): Promise<Response> {
   const file = await core.db.files.findPublic(id);
   if (!file) throw gone();
   const size = file.sizeBytes;
   const etag = etagOf(file);
+  const { "content-type": type, "content-disposition": disposition } = blobHeaders(file, core.config.files.cdnBaseUrl !== null);
   const out = new Headers({
-    "content-type": /^text\/|^application\/json$/.test(file.mimeType) ? `${file.mimeType}; charset=utf-8` : file.mimeType,
+    "content-type": type!,
     "x-content-type-options": "nosniff",
     "content-security-policy": "default-src 'none'; sandbox",
-    "content-disposition": contentDisposition(isInline(file.mimeType, core.config.files.cdnBaseUrl !== null) ? "inline" : "attachment", file.originalFilename),
+    "content-disposition": disposition!,
     "cache-control": CACHE_CONTROL,
     "cross-origin-resource-policy": "cross-origin",
     "last-modified": new Date(file.createdAt).toUTCString(),
@@ -63,8 +78,9 @@ export async function servePublicFile(core: Core, id: string, headers: Headers):
   if (range === "unsatisfiable") {
     throw fail("range_not_satisfiable", `The requested range is outside the file (${size} bytes).`, { "content-range": `bytes */${size}` });
   }
-  const body = size === 0 ? null : await openBlobStream(core, file.pathname, range);
-  if (size > 0 && body === null) throw gone();
+  // HEAD gets the headers only: opening the blob would read it all (Node drops the bytes).
+  const body = size === 0 || method === "HEAD" ? null : await openBlobStream(core, file.pathname, range);
+  if (size > 0 && method !== "HEAD" && body === null) throw gone();
   if (range) {
     out.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
     out.set("content-length", String(range.end - range.start + 1));

@@ -6,7 +6,8 @@ import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import type { FileBlobRef, FileRow } from "../db/types.ts";
 import type { FilePart } from "./multipart.ts";
-import { readSpool, storeSpool, type Spool } from "./blob-io.ts";
+import { readSpool, removeBlob, storeSpool, type Spool } from "./blob-io.ts";
+import { blobHeaders } from "./serve.ts";
 import { createLimiter } from "../tools/limiter.ts";
 import { sniff } from "./sniff.ts";
 import { cleanFilename, extensionFor, extensionOf, refusedDeclaredType, refusedExtension } from "./policy.ts";
@@ -27,8 +28,12 @@ export function toFileInfo(core: Core, f: FileRow) {
   };
 }
 
-/** `<publicUrl or cdnBaseUrl>/api/v1/public/files/<id>/<name>`; the name is cosmetic, the id decides. */
+/**
+ * `<publicUrl or cdnBaseUrl>/api/v1/public/files/<id>/<name>` (the name is cosmetic, the id
+ * decides), or `<publicBaseUrl>/<pathname>` when a CDN serves the blobs themselves.
+ */
 export function publicFileUrl(core: Core, f: FileRow): string {
+  if (core.config.files.publicBaseUrl !== null) return `${core.config.files.publicBaseUrl}/${f.pathname}`;
   const base = core.config.files.cdnBaseUrl ?? core.config.publicUrl;
   const name = f.originalFilename ?? `file${extensionFor(f.mimeType)}`;
   return `${base}/api/v1/public/files/${f.id}/${encodeURIComponent(name)}`;
@@ -38,9 +43,9 @@ const quotaError = (quota: number) =>
   fail("limit_reached", `This upload would take your stored files past your ${quota}-byte storage limit. Delete files or upgrade the plan.`);
 
 /**
- * Uploads whose received bytes are checked and moved into storage at once. This runs after
- * the body has fully arrived (spooled to disk), so a slow sender never holds a slot; each
- * slot holds at most one file's bytes for the moment of sniffing and storing.
+ * Uploads whose received bytes are held whole at once: for sniffing, and for storing through
+ * a driver without streams. This runs after the body has fully arrived (spooled to disk), so
+ * a slow sender never holds a slot; a streamed write (fs rename, S3 PUT) holds none.
  */
 const STORING_AT_ONCE = 2;
 const storing = new WeakMap<Core, <T>(task: () => Promise<T>) => Promise<T>>();
@@ -62,11 +67,12 @@ export async function uploadFile(core: Core, app: AppRow, tenantId: string, part
   if (refusedBy) throw refusedError(refusedBy);
   const quota = await storageQuota(core, app, tenantId);
   if (quota !== null && (await core.db.files.usedBytes(app.id, tenantId)) + part.size > quota) throw quotaError(quota);
-  return storingSlot(core)(() => storePart(core, app, tenantId, part, spool, originalFilename, quota));
+  return storePart(core, app, tenantId, part, spool, originalFilename, quota);
 }
 
 async function storePart(core: Core, app: AppRow, tenantId: string, part: FilePart, spool: Spool, originalFilename: string | null, quota: number | null): Promise<FileRow> {
-  const sniffed = sniff(await readSpool(spool.path), extensionOf(originalFilename));
+  const whole = storingSlot(core);
+  const sniffed = await whole(async () => sniff(await readSpool(spool.path), extensionOf(originalFilename)));
   if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
 
   const id = newId("file");
@@ -82,7 +88,8 @@ async function storePart(core: Core, app: AppRow, tenantId: string, part: FilePa
     createdAt: core.clock(),
   };
   try {
-    await storeSpool(core, spool, row.pathname);
+    const separateOrigin = core.config.files.cdnBaseUrl !== null || core.config.files.publicBaseUrl !== null;
+    await storeSpool(core, spool, row.pathname, { size: row.sizeBytes, sha256: row.sha256, headers: blobHeaders(row, separateOrigin) }, whole);
   } catch (e) {
     core.log.error("files: storage write failed", { pathname: row.pathname, error: String(e) });
     await removeBlobQuietly(core, row.pathname);
@@ -127,7 +134,7 @@ export async function requireOwnFile(core: Core, app: AppRow, tenantId: string, 
 /** Removes the blob, then the row: if storage fails the row stays, so the delete can be retried. */
 export async function deleteFile(core: Core, app: AppRow, tenantId: string, id: string): Promise<void> {
   const file = await requireOwnFile(core, app, tenantId, id);
-  await core.storage.removeItem(file.pathname);
+  await removeBlob(core, file.pathname);
   await core.db.files.remove(app.id, tenantId, id);
 }
 
@@ -153,7 +160,8 @@ async function removeBlobs(core: Core, appId: string, refs: FileBlobRef[]): Prom
     }
   };
   await Promise.all(Array.from({ length: Math.min(BLOB_REMOVAL_CONCURRENCY, refs.length) }, worker));
-  if (failed > 0) throw new Error(`files: ${failed} blob(s) could not be removed from storage; retry the deletion`);
+  // 503, not 500: storage is down, the request was fine; what is left is removed on a retry.
+  if (failed > 0) throw fail("unavailable", `${failed} stored file(s) could not be removed from storage, so the deletion did not finish. Try it again later.`);
 }
 
 /** Every blob of the tenant (on account deletion). */
