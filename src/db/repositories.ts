@@ -394,7 +394,7 @@ export interface ClusterRepository {
   clearLoginFailures(key: string): Promise<void>;
   /** Runs `fn` while holding the named lock (transaction-scoped advisory lock): other nodes wait. */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
-  /** Runs `fn` when no node holds the named job and none ran it since `ranBefore`; false when skipped. */
+  /** Runs `fn` when no node holds the named job and none ran it after `ranBefore`; false when skipped. */
   runJob(name: string, ranBefore: number, now: number, fn: () => Promise<void>): Promise<boolean>;
 }
 

@@ -62,7 +62,7 @@ export function createPgClusterRepo(sql: PgSql): ClusterRepository {
         const [lock] = await tx<{ ok: boolean }[]>`SELECT pg_try_advisory_xact_lock(${lockKey(`job:${name}`)}) AS ok`;
         if (!lock!.ok) return false;
         const rows = await tx`INSERT INTO maintenance_runs AS m (name, ran_at) VALUES (${name}, ${now})
-          ON CONFLICT (name) DO UPDATE SET ran_at = excluded.ran_at WHERE m.ran_at < ${ranBefore}
+          ON CONFLICT (name) DO UPDATE SET ran_at = excluded.ran_at WHERE m.ran_at <= ${ranBefore}
           RETURNING name`;
         return rows.length > 0;
       });
