@@ -136,11 +136,7 @@ const sweptAt = new WeakMap<Core, number>();
 async function sharedHit(core: Core, cluster: ClusterRepository, config: RateLimitConfig, keys: { key: string; limit: number }[]): Promise<number | null> {
   const now = core.clock();
   const windowMs = config.windowSeconds * 1000;
-  const counts = await cluster.countRequests(
-    keys.map((k) => k.key),
-    windowMs,
-    now,
-  );
+  const counts = await cluster.countRequests(keys.map((k) => k.key), windowMs, now);
   let retryAfterMs = 0;
   for (const { key, limit } of keys) {
     const c = counts.find((r) => r.key === key);
