@@ -10,6 +10,12 @@ export const DEVELOPMENT_ORIGINS = ["http://localhost:3000", "http://localhost:5
  * In production it allows no browser origin: a server must not trust whatever runs on a visitor's localhost.
  */
 export async function ensureDefaultApp(core: Core): Promise<AppRow | undefined> {
+  // Nodes starting together on an empty PostgreSQL database take turns: one creates the app.
+  if (core.db.cluster) return core.db.cluster.exclusive("bootstrap", () => createDefaultApp(core));
+  return createDefaultApp(core);
+}
+
+async function createDefaultApp(core: Core): Promise<AppRow | undefined> {
   if ((await core.db.apps.count()) > 0) return undefined;
   // A developer created before the first start (tenantd developer create) owns it.
   const developers = await core.db.developers.list();

@@ -1,22 +1,47 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
 
-const HOUR = 3600_000;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 /** Ended or expired sessions are kept this long (refresh-reuse forensics), then dropped. */
 const SESSION_RETENTION_MS = 30 * 24 * HOUR;
+/** How often housekeeping runs: once per hour on the server, or across all nodes together. */
+export const MAINTENANCE_EVERY_MS = HOUR;
+/** On PostgreSQL each node asks this often whether the hour's run is still unclaimed. */
+const CLAIM_CHECK_MS = 5 * MINUTE;
 
-/** Hourly housekeeping of the running server: drops long-dead sessions and their refresh tokens, and old webhook deliveries. */
+async function housekeeping(core: Core): Promise<void> {
+  const purged = await core.db.sessions.purge(core.clock() - SESSION_RETENTION_MS);
+  if (purged > 0) core.log.info("purged old sessions", { count: purged });
+  await pruneDeliveries(core);
+}
+
+/**
+ * One round of housekeeping: drops long-dead sessions and their refresh tokens, and old
+ * webhook deliveries. On PostgreSQL, of all the nodes on one database only the one that
+ * claims the round runs it (cluster.runJob), once per MAINTENANCE_EVERY_MS; returns
+ * whether this process ran it.
+ */
+export async function runMaintenance(core: Core): Promise<boolean> {
+  const cluster = core.db.cluster;
+  if (!cluster) {
+    await housekeeping(core);
+    return true;
+  }
+  const now = core.clock();
+  return cluster.runJob("maintenance", now - MAINTENANCE_EVERY_MS, now, () => housekeeping(core));
+}
+
+/** Starts the running server's housekeeping timer. */
 export function startMaintenance(core: Core): void {
   const run = async () => {
     try {
-      const purged = await core.db.sessions.purge(core.clock() - SESSION_RETENTION_MS);
-      if (purged > 0) core.log.info("purged old sessions", { count: purged });
-      await pruneDeliveries(core);
+      await runMaintenance(core);
     } catch (e) {
       core.log.error("maintenance failed", { error: e });
     }
   };
-  const timer = setInterval(run, HOUR);
+  const timer = setInterval(run, core.db.cluster ? CLAIM_CHECK_MS : MAINTENANCE_EVERY_MS);
   timer.unref();
   core.onClose(() => clearInterval(timer));
 }

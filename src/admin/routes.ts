@@ -29,7 +29,7 @@ export function registerAdminRoutes(router: Router, core: Core): void {
   router.post("/api/v1/developer/login", async (event) => {
     const body = await readJson(event, LoginBody, core.config.maxJsonBytes);
     noStore(event);
-    enforceRateLimit(event, core, "developer-login", { email: body.email });
+    await enforceRateLimit(event, core, "developer-login", { email: body.email });
     return withLoginBackoff(core, `developer|${body.email}`, () => loginDeveloper(core, body.email, body.password));
   });
   router.post("/api/v1/developer/logout", async (event) => {

@@ -71,7 +71,7 @@ export function registerAuthPages(router: Router, core: Core): void {
   router.post(DEFAULT_LINK_PATHS.verify, async (event) => {
     const form = await readForm(event);
     const app = await appFrom(core, form.get("app"));
-    enforceRateLimit(event, core, "verify-email");
+    await enforceRateLimit(event, core, "verify-email");
     const error = await outcome(() => verifyEmail(core, app, form.get("token") ?? ""));
     return page(event, error ? "Email not confirmed" : "Email confirmed", `<p>${escapeHtml(error ?? "Thank you: your email address is confirmed. You can close this page.")}</p>`);
   });
@@ -87,7 +87,7 @@ ${button("Set password")}</form>`);
   router.post(DEFAULT_LINK_PATHS.reset, async (event) => {
     const form = await readForm(event);
     const app = await appFrom(core, form.get("app"));
-    enforceRateLimit(event, core, "reset-password");
+    await enforceRateLimit(event, core, "reset-password");
     const password = form.get("password") ?? "";
     const error = password.length < 8 || password.length > 256
       ? "The password must be 8 to 256 characters. Go back and try again."

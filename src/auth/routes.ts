@@ -35,7 +35,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, SignupBody, limit);
     noStore(event);
-    enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
+    await enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
     const { tenant, ...tokens } = await signup(core, app, body);
     event.res.status = 201;
     return { tenant: toPublicTenant(tenant), ...tokens };
@@ -45,7 +45,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, LoginBody, limit);
     noStore(event);
-    enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
+    await enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
     const tenant = await withLoginBackoff(core, `tenant|${app.id}|${body.email}`, () => login(core, app, body.email, body.password));
     return { tenant: toPublicTenant(tenant), ...(await startSession(core, tenant)) };
   });
@@ -54,7 +54,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, RefreshBody, limit);
     noStore(event);
-    enforceRateLimit(event, core, "refresh");
+    await enforceRateLimit(event, core, "refresh");
     return refreshSession(core, app, body.refreshToken);
   });
 
@@ -76,7 +76,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/verify-email", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, TokenBody, limit);
-    enforceRateLimit(event, core, "verify-email");
+    await enforceRateLimit(event, core, "verify-email");
     await verifyEmail(core, app, body.token);
     return { ok: true };
   });
@@ -87,7 +87,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const tenant = await core.db.tenants.findById(auth.app.id, auth.tenantId);
     if (!tenant) throw fail("session_ended", "This account no longer exists.");
     // Each resend is an email: counted like the other flows, so a leaked token cannot flood an inbox.
-    enforceRateLimit(event, core, "resend-verification", { appId: auth.app.id, email: tenant.email });
+    await enforceRateLimit(event, core, "resend-verification", { appId: auth.app.id, email: tenant.email });
     await resendVerification(core, auth.app, tenant, body.locale);
     return { ok: true };
   });
@@ -96,7 +96,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, ResetRequestBody, limit);
     noStore(event);
-    enforceRateLimit(event, core, "request-password-reset", { appId: app.id, email: body.email });
+    await enforceRateLimit(event, core, "request-password-reset", { appId: app.id, email: body.email });
     const sendEmail = body.sendEmail ?? app.settings.email.sendEmail;
     // The publishable key is public: a reset token in the reply would hand any account to
     // whoever holds it. The token goes only to the app's server, proven by its secret key.
@@ -118,7 +118,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.post("/api/v1/auth/reset-password", async (event) => {
     const app = await requireApp(event, core);
     const body = await readJson(event, ResetBody, limit);
-    enforceRateLimit(event, core, "reset-password");
+    await enforceRateLimit(event, core, "reset-password");
     await resetPassword(core, app, body.token, body.password);
     return { ok: true };
   });

@@ -58,7 +58,7 @@ export function registerSessionRoutes(h3: H3, core: Core, path: string): void {
   h3.post(`${path}/session`, async (event) => {
     requireSameOrigin(event, core);
     const body = await readJson(event, SignInBody, core.config.maxJsonBytes);
-    enforceRateLimit(event, core, "developer-login", { email: body.email });
+    await enforceRateLimit(event, core, "developer-login", { email: body.email });
     const { token, developer } = await loginDeveloper(core, body.email, body.password);
     const cookie = sessionCookie(event, core, cookiePath(event, path), token, Math.floor(DEVELOPER_SESSION_TTL_MS / 1000));
     return json({ signedIn: true, developer, csrfToken: csrfToken(core, hashToken(token)), devMode: devMode() }, 200, { "set-cookie": cookie });

@@ -379,6 +379,25 @@ export interface AdminRepository {
   deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }>;
 }
 
+/**
+ * State several nodes on one database must agree on. PostgreSQL only: SQLite serves one
+ * process, which keeps rate-limit counters in memory and needs no lock between nodes.
+ */
+export interface ClusterRepository {
+  /** Counts one request against each key's fixed window (opened at `now` when absent or over); returns each count and window end. */
+  countRequests(keys: string[], windowMs: number, now: number): Promise<{ key: string; count: number; resetAt: number }[]>;
+  /** Drops windows that ended before `now` and failures last seen before `failuresBefore`. */
+  sweepCounters(now: number, failuresBefore: number): Promise<number>;
+  loginFailures(key: string): Promise<{ count: number; last: number } | undefined>;
+  /** One more failure, or the first again when the previous one is older than `forgetBefore`. */
+  recordLoginFailure(key: string, now: number, forgetBefore: number): Promise<void>;
+  clearLoginFailures(key: string): Promise<void>;
+  /** Runs `fn` while holding the named lock (transaction-scoped advisory lock): other nodes wait. */
+  exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` when no node holds the named job and none ran it after `ranBefore`; false when skipped. */
+  runJob(name: string, ranBefore: number, now: number, fn: () => Promise<void>): Promise<boolean>;
+}
+
 /** Everything an engine provides; `close()` is the engine's own (file handle, pool). */
 export interface Repositories {
   meta: MetaRepository;
@@ -397,4 +416,6 @@ export interface Repositories {
   invites: InvitesRepository;
   family: FamilyRepository;
   admin: AdminRepository;
+  /** PostgreSQL only (see ClusterRepository). */
+  cluster?: ClusterRepository;
 }

@@ -21,7 +21,7 @@ export function registerFamilyRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, ConsumeBody, limit);
     noStore(event);
-    enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
+    await enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
     const outcome = await consumeFamilyInvite(core, app, body);
     if (outcome.result === "new") event.res.status = 201;
     return outcome;

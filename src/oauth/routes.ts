@@ -59,7 +59,7 @@ export function registerOAuthRoutes(router: Router, core: Core): void {
     const provider = providerOf(event);
     const q = parseInput(StartQuery, getQuery(event), "query");
     // Each start writes a state row: counted per IP like the other unauthenticated flows.
-    enforceRateLimit(event, core, "oauth-start", { appId: q.appId });
+    await enforceRateLimit(event, core, "oauth-start", { appId: q.appId });
     return redirectTo(await startOAuth(core, provider, q));
   });
 

@@ -1,4 +1,8 @@
-/** Runs at most `max` tasks at once; the others wait their turn in arrival order. */
+/**
+ * Runs at most `max` tasks at once; the others wait their turn in arrival order. Per process
+ * on purpose, also with several nodes: what it bounds (argon2 hashing, files being stored)
+ * is this machine's CPU and memory, not a limit users share (scaling.md).
+ */
 export function createLimiter(max: number) {
   let active = 0;
   const waiting: (() => void)[] = [];

@@ -16,6 +16,7 @@ import { createPgInvitesRepo } from "./invites.ts";
 import { createPgFamilyRepo } from "./family.ts";
 import { createPgRecordsRepo } from "./records.ts";
 import { createPgAdminRepo } from "./admin.ts";
+import { createPgClusterRepo } from "./cluster.ts";
 
 /** The PostgreSQL engine behind the same interfaces as SQLite. */
 export function createPgRepositories(sql: PgSql): Repositories {
@@ -36,5 +37,6 @@ export function createPgRepositories(sql: PgSql): Repositories {
     family: createPgFamilyRepo(sql),
     records: createPgRecordsRepo(sql),
     admin: createPgAdminRepo(sql),
+    cluster: createPgClusterRepo(sql),
   };
 }

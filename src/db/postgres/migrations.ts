@@ -1,6 +1,7 @@
 import type { PgSql } from "./connection.ts";
 import { initialSchema } from "./schema.ts";
 import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
+import { sharedStateSchema } from "./schema-3.ts";
 
 export interface PgMigration {
   version: number;
@@ -15,6 +16,7 @@ export interface PgMigration {
 export const PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: "initial", sql: initialSchema },
   { version: 2, name: "security-dashboard-delivery-bodies", sql: securityDashboardDeliveriesSchema },
+  { version: 3, name: "shared-state", sql: sharedStateSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */
