@@ -196,6 +196,13 @@ describe("tenantd store copy", () => {
     expect(dump(back)).toEqual(original);
     expect(readFileSync(join(back, "secret.key"), "utf8")).toBe(readFileSync(join(p.dataDir, "secret.key"), "utf8"));
 
+    // PostgreSQL → another PostgreSQL database (both URLs from variables; the blobs share one folder, so stay put).
+    const url2 = await database();
+    const pgToPg = await runCli(["store", "copy", "--from", "env:A", "--to", "env:B"], { env: { A: url, B: url2, TENANTD_DATA_DIR: pgSide } });
+    expect(pgToPg.code, pgToPg.stderr).toBe(0);
+    expect(pgToPg.stdout).toMatch(/^records\s+3\s+3\s+ok$/m);
+    expect(pgToPg.stdout).toMatch(/^blobs: left in place .*; checked$/m);
+
     // The API on the PostgreSQL copy, then on the SQLite copy: the tenant signed in before the move carries on.
     const onPg = await serveOn({ dataDir: pgSide, database: { url } });
     try {

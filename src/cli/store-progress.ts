@@ -25,6 +25,6 @@ export function stderrProgress(out: NodeJS.WriteStream = process.stderr): CopyPr
     rows: (name, done, total) => draw(name, done, total),
     tableDone: (name, rows, ms) => finish(`${name.padEnd(22)} ${rowsOf(rows)} (${(ms / 1000).toFixed(1)} s)`),
     blobs: (done, total) => draw("file blobs", done, total),
-    blobsDone: (copied, bytes, ms) => finish(`${"file blobs".padEnd(22)} ${n(copied)} blobs, ${n(bytes)} bytes (${(ms / 1000).toFixed(1)} s)`),
+    blobsDone: (copied, bytes, ms) => finish(`${"file blobs".padEnd(22)} ${n(copied)} ${copied === 1 ? "blob" : "blobs"}, ${n(bytes)} bytes (${(ms / 1000).toFixed(1)} s)`),
   };
 }
