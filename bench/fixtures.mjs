@@ -12,7 +12,8 @@ function logSeed(server, collection, seeded) {
   return seeded;
 }
 
-export function createFixtures(td, raw) {
+/** `label` names the tenantd side in the seeding lines ("tenantd-pg" for the PostgreSQL node). */
+export function createFixtures(td, raw, { label = "tenantd" } = {}) {
   const runId = Date.now().toString(36);
   const memo = new Map();
   const once = (name, fn) => {
@@ -70,7 +71,7 @@ export function createFixtures(td, raw) {
     const res = await call(td.url, "POST", `/api/v1/data/${collection}`, { bearer: t.bearer, body: { data: recordData(0) } });
     const record = expectOk(res, "tenantd create record", [201]).record;
     rawSeed().catch(() => {}); // the endpoint exists: seed the baseline meanwhile (errors surface where it is awaited)
-    const seeded = logSeed("tenantd", collection, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count }));
+    const seeded = logSeed(label, collection, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count }));
     await verifyTd(t, collection, expectedMatches(count));
     if (collection === COLLECTIONS.big) await verifyTd(t, collection, count / 2, HALF_FILTERS);
     return { tenant: t, seeded };
@@ -122,7 +123,7 @@ export function createFixtures(td, raw) {
           const res = await call(td.url, "POST", `/api/v1/data/${COLLECTIONS.spread}`, { bearer: tenants[0].bearer, body: { data: recordData(0) } });
           const record = expectOk(res, "tenantd create record", [201]).record;
           f.raw.spread().catch(() => {});
-          const seeded = logSeed("tenantd", COLLECTIONS.spread, await td.call("seed.clone", {
+          const seeded = logSeed(label, COLLECTIONS.spread, await td.call("seed.clone", {
             recordId: record.id,
             tenantId: tenants[0].id,
             spread: { realTenantIds: tenants.map((t) => t.id), tenants: SIZES.spreadTenants, perTenant: SIZES.perTenant },
