@@ -7,13 +7,14 @@ import { COLLECTIONS, FILTERS, HALF_FILTERS, SIZES, expectedMatches, recordData 
 export const PASSWORD = "correct horse battery staple";
 
 function logSeed(server, collection, seeded) {
-  console.log(`  seeded ${server} ${collection}: ${seeded.rows.toLocaleString("en-US")} rows in ${(seeded.ms / 1000).toFixed(1)} s`);
+  const steps = seeded.steps ? ` (${Object.entries(seeded.steps).map(([k, v]) => `${k.replace(/Ms$/, "")} ${(v / 1000).toFixed(1)} s`).join(", ")})` : "";
+  console.log(`  seeded ${server} ${collection}: ${seeded.rows.toLocaleString("en-US")} rows in ${(seeded.ms / 1000).toFixed(1)} s${steps}`);
   for (const w of seeded.warnings ?? []) console.log(`  ${server} seed warning: ${w}`);
   return seeded;
 }
 
-/** `label` names the tenantd side in the seeding lines ("tenantd-pg" for the PostgreSQL node). */
-export function createFixtures(td, raw, { label = "tenantd" } = {}) {
+/** `side` names the tenantd side in the seeding lines ("tenantd-pg" for the PostgreSQL node). */
+export function createFixtures(td, raw, { side = "tenantd" } = {}) {
   const runId = Date.now().toString(36);
   const memo = new Map();
   const once = (name, fn) => {
@@ -71,7 +72,7 @@ export function createFixtures(td, raw, { label = "tenantd" } = {}) {
     const res = await call(td.url, "POST", `/api/v1/data/${collection}`, { bearer: t.bearer, body: { data: recordData(0) } });
     const record = expectOk(res, "tenantd create record", [201]).record;
     rawSeed().catch(() => {}); // the endpoint exists: seed the baseline meanwhile (errors surface where it is awaited)
-    const seeded = logSeed(label, collection, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count }));
+    const seeded = logSeed(side, collection, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count }));
     await verifyTd(t, collection, expectedMatches(count));
     if (collection === COLLECTIONS.big) await verifyTd(t, collection, count / 2, HALF_FILTERS);
     return { tenant: t, seeded };
@@ -123,7 +124,7 @@ export function createFixtures(td, raw, { label = "tenantd" } = {}) {
           const res = await call(td.url, "POST", `/api/v1/data/${COLLECTIONS.spread}`, { bearer: tenants[0].bearer, body: { data: recordData(0) } });
           const record = expectOk(res, "tenantd create record", [201]).record;
           f.raw.spread().catch(() => {});
-          const seeded = logSeed(label, COLLECTIONS.spread, await td.call("seed.clone", {
+          const seeded = logSeed(side, COLLECTIONS.spread, await td.call("seed.clone", {
             recordId: record.id,
             tenantId: tenants[0].id,
             spread: { realTenantIds: tenants.map((t) => t.id), tenants: SIZES.spreadTenants, perTenant: SIZES.perTenant },

@@ -129,9 +129,18 @@ export async function pgCloneSeed(url, { recordId, tenantId, count, spread }) {
     }
     // What the SQLite seeder's checkpoint is there: the load must not meet the seeding's
     // aftermath (autovacuum of a million fresh rows, a checkpoint writing them out).
+    const inserted = Date.now();
     await sql.unsafe(`VACUUM (ANALYZE) ${quote(rec.table)}`);
+    const vacuumed = Date.now();
     await sql.unsafe("CHECKPOINT");
-    return { table: rec.table, rows: made, ms: Date.now() - started, warnings: [] };
+    const done = Date.now();
+    return {
+      table: rec.table,
+      rows: made,
+      ms: done - started,
+      warnings: [],
+      steps: { insertMs: inserted - started, vacuumAnalyzeMs: vacuumed - inserted, checkpointMs: done - vacuumed },
+    };
   } finally {
     await sql.end({ timeout: 5 });
   }

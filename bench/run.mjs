@@ -5,6 +5,7 @@
 // --no-write (print only)  --list  --engines sqlite,postgres (tenantd on which stores;
 // postgres-side.mjs)  --nodes 1,2,3 (tenantd nodes on one PostgreSQL; multinode.mjs).
 import { parseArgs } from "node:util";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startChild } from "./children.mjs";
 import { measureSide, measureStorm, settle } from "./measure.mjs";
@@ -63,7 +64,7 @@ process.once("SIGINT", () => stopAll().finally(() => process.exit(130)));
 
 const f = td && createFixtures(td, raw);
 // Fixtures made through the PostgreSQL node's API; the raw baseline's are shared (seeded once).
-const fpg = pg && createFixtures(pg.node, raw, { label: "tenantd-pg" });
+const fpg = pg && createFixtures(pg.node, raw, { side: "tenantd-pg" });
 if (f && fpg) fpg.raw = f.raw;
 const fRaw = f ?? fpg;
 const result = {
@@ -118,7 +119,8 @@ for (const row of result.scenarios.filter((r) => r.postgres?.plan)) console.log(
 if (!opts["no-write"]) console.log(`\nwrote ${writeResults(resultsDir, result)} and latest.json`);
 
 async function runScenario(scenario) {
-  const row = { name: scenario.name, title: scenario.title, target: scenario.target };
+  // The machine may be shared: each row says how busy it was when the row started.
+  const row = { name: scenario.name, title: scenario.title, target: scenario.target, loadAverage: Math.round(loadavg()[0] * 10) / 10 };
   const conns = scenario.connections ?? connections;
   try {
     if (scenario.custom === "storm") await runStorm(scenario, row);
