@@ -72,7 +72,7 @@ export function tableRows(rows, argon2Bound) {
 }
 
 // With tenantd on PostgreSQL in the run: its figures beside SQLite's, a ratio for each against raw.
-const PG_COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "tenantd-pg req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "tenantd-pg/raw", "target", "measured", "met?", "CPU µs/req tenantd / tenantd-pg + PostgreSQL / raw", "tenantd RSS MB", "tenantd-pg RSS MB"];
+const PG_COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "tenantd-pg req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "tenantd-pg/raw", "target", "measured", "met?", "CPU µs/req tenantd / tenantd-pg + PostgreSQL / raw", "tenantd RSS MB", "tenantd-pg RSS MB", "load avg"];
 
 function pgTableRows(rows, argon2Bound) {
   const sqlite = tableRows(rows, argon2Bound);
@@ -92,7 +92,7 @@ function pgTableRows(rows, argon2Bound) {
       sq[7], p.ratio === undefined ? "" : fmt(p.ratio, 2),
       sq[8], sq[9], sq[10],
       row.tenantd?.cpuUsPerRequest === undefined && !pgCpu ? "" : `${cpu(row.tenantd?.cpuUsPerRequest)} / ${pgCpu} / ${cpu(raw.cpuUsPerRequest)}`,
-      sq[12], fmt(p.rssMb),
+      sq[12], fmt(p.rssMb), fmt(row.loadAverage, 1),
     ];
   });
 }

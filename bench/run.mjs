@@ -173,7 +173,7 @@ function printRow(row) {
   if (!p) return;
   if (p.skipped || p.failed) return console.log(`${row.name} on PostgreSQL: ${p.skipped ?? `FAILED ${p.failed}`}`);
   const db = p.dbCpuUsPerRequest !== undefined ? ` + PostgreSQL ${p.dbCpuUsPerRequest.toFixed(0)} µs CPU/req` : "";
-  console.log(`${row.name} on PostgreSQL: tenantd ${side(p)}${db}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}`);
+  console.log(`${row.name} on PostgreSQL (load ${row.loadAverage}): tenantd ${side(p)}${db}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}`);
 }
 
 function side(s) {
