@@ -27,8 +27,25 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
   async function tdSignup(label) {
     const email = `${label}-${runId}@bench.test`;
     const body = expectOk(await call(td.url, "POST", "/api/v1/auth/signup", { key, body: { email, password: PASSWORD } }), "tenantd signup", [201]);
-    return { id: body.tenant.id, email, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId } };
+    return { id: body.tenant.id, email, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId }, issuedAt: Date.now() };
   }
+  /**
+   * Access tokens live 15 minutes, and a run (seeding a million rows on a busy machine, two
+   * engines) can outlast that: a tenant whose token is older than 5 minutes gets a new one
+   * (refreshed in place) before a scenario reads it.
+   */
+  async function fresh(t) {
+    if (Date.now() - t.issuedAt < 5 * 60_000) return t;
+    const body = expectOk(await call(td.url, "POST", "/api/v1/auth/refresh", { key, body: { refreshToken: t.refreshToken } }), "tenantd refresh (fixture token)", [200]);
+    Object.assign(t, { accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId }, issuedAt: Date.now() });
+    return t;
+  }
+  const freshSeeded = async (seeded) => {
+    const r = await seeded;
+    if (r.tenant) await fresh(r.tenant);
+    for (const t of r.tenants ?? []) await fresh(t);
+    return r;
+  };
   async function rawSignup(label) {
     const email = `${label}-${runId}@bench.test`;
     const body = expectOk(await call(raw.url, "POST", "/signup", { body: { email, password: PASSWORD } }), "raw signup", [201]);
@@ -56,6 +73,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
 
   /** Checks through the API that both list filters count `expected` matches for `tenant`. */
   async function verifyTd(tenant, collection, expected, filters = FILTERS) {
+    await fresh(tenant);
     for (const [kind, filter] of Object.entries(filters)) {
       const res = await call(td.url, "GET", `/api/v1/data/${collection}?filter=${encodeURIComponent(JSON.stringify(filter))}&limit=20`, { bearer: tenant.bearer });
       const body = expectOk(res, `tenantd list (${kind})`, [200]);
@@ -103,7 +121,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
       key,
       appId,
       signup: tdSignup,
-      main: () => once("td.main", () => tdSignup("main")),
+      main: async () => fresh(await once("td.main", () => tdSignup("main"))),
       headers: async () => bearerHeaders((await f.td.main()).bearer),
       /** A fresh session of the main tenant: a refresh-token chain of its own. */
       async login() {
@@ -113,12 +131,12 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
       },
       items: () => once("td.items", () => tdItems(100)),
       /** One tenant with 100,000 records in `bench100k` (made through the API once, cloned in SQL). */
-      big: () => once("td.big", () => tdSeeded("big", COLLECTIONS.big, SIZES.big, f.raw.big)),
+      big: () => freshSeeded(once("td.big", () => tdSeeded("big", COLLECTIONS.big, SIZES.big, f.raw.big))),
       /** One tenant with 1,000,000 records in `bench1m`. */
-      million: () => once("td.million", () => tdSeeded("million", COLLECTIONS.million, SIZES.million, f.raw.million)),
+      million: () => freshSeeded(once("td.million", () => tdSeeded("million", COLLECTIONS.million, SIZES.million, f.raw.million))),
       /** 10,000 tenants × 100 records in `benchspread`; the load uses the first 8, which are real accounts. */
       spread: () =>
-        once("td.spread", async () => {
+        freshSeeded(once("td.spread", async () => {
           const tenants = [];
           for (let i = 0; i < 8; i++) tenants.push(await tdSignup(`spread${i}`));
           const res = await call(td.url, "POST", `/api/v1/data/${COLLECTIONS.spread}`, { bearer: tenants[0].bearer, body: { data: recordData(0) } });
@@ -132,7 +150,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
           await verifyTd(tenants[0], COLLECTIONS.spread, expectedMatches(SIZES.perTenant));
           await verifyTd(tenants[7], COLLECTIONS.spread, expectedMatches(SIZES.perTenant));
           return { tenants, seeded };
-        }),
+        })),
       upload: (bytes) => tdUpload(bytes),
       /** A 100 KB file for the public read scenario. */
       smallFile: () => once("td.smallFile", () => tdUpload(randomBytes(100 * 1024))),
