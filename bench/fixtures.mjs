@@ -36,8 +36,14 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
    */
   async function fresh(t) {
     if (Date.now() - t.issuedAt < 5 * 60_000) return t;
-    const body = expectOk(await call(td.url, "POST", "/api/v1/auth/refresh", { key, body: { refreshToken: t.refreshToken } }), "tenantd refresh (fixture token)", [200]);
-    Object.assign(t, { accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId }, issuedAt: Date.now() });
+    // One refresh at a time per tenant: presenting a refresh token twice would end the session.
+    t.refreshing ??= (async () => {
+      const body = expectOk(await call(td.url, "POST", "/api/v1/auth/refresh", { key, body: { refreshToken: t.refreshToken } }), "tenantd refresh (fixture token)", [200]);
+      Object.assign(t, { accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId }, issuedAt: Date.now() });
+    })().finally(() => {
+      t.refreshing = undefined;
+    });
+    await t.refreshing;
     return t;
   }
   const freshSeeded = async (seeded) => {
