@@ -52,7 +52,9 @@ if (engines.some((e) => e !== "sqlite" && e !== "postgres") || nodeCounts.some((
   process.exit(2);
 }
 const onSqlite = engines.includes("sqlite");
-const onPostgres = engines.includes("postgres") || nodeCounts.length > 0;
+// The PostgreSQL column needs `--engines postgres`; the node table (--nodes) starts PostgreSQL either way.
+const pgColumn = engines.includes("postgres");
+const onPostgres = pgColumn || nodeCounts.length > 0;
 const resultsDir = fileURLToPath(new URL("./results", import.meta.url));
 
 const startedAt = new Date().toISOString();
@@ -142,7 +144,7 @@ async function runScenario(scenario) {
     else row.failed = e instanceof Error ? e.message : String(e);
   }
   // tenantd on PostgreSQL right after the raw baseline of the same scenario.
-  if (pg && !row.skipped) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration, raw: row.raw });
+  if (pg && pgColumn && !row.skipped) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration, raw: row.raw });
   return row;
 }
 
