@@ -2,9 +2,10 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export async function startChild(file, { execArgv = [] } = {}) {
+export async function startChild(file, { execArgv = [], env } = {}) {
   const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], {
     execArgv,
+    ...(env ? { env: { ...process.env, ...env } } : {}),
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const pending = new Map();

@@ -7,12 +7,14 @@ import { COLLECTIONS, FILTERS, HALF_FILTERS, SIZES, expectedMatches, recordData 
 export const PASSWORD = "correct horse battery staple";
 
 function logSeed(server, collection, seeded) {
-  console.log(`  seeded ${server} ${collection}: ${seeded.rows.toLocaleString("en-US")} rows in ${(seeded.ms / 1000).toFixed(1)} s`);
+  const steps = seeded.steps ? ` (${Object.entries(seeded.steps).map(([k, v]) => `${k.replace(/Ms$/, "")} ${(v / 1000).toFixed(1)} s`).join(", ")})` : "";
+  console.log(`  seeded ${server} ${collection}: ${seeded.rows.toLocaleString("en-US")} rows in ${(seeded.ms / 1000).toFixed(1)} s${steps}`);
   for (const w of seeded.warnings ?? []) console.log(`  ${server} seed warning: ${w}`);
   return seeded;
 }
 
-export function createFixtures(td, raw) {
+/** `side` names the tenantd side in the seeding lines ("tenantd-pg" for the PostgreSQL node). */
+export function createFixtures(td, raw, { side = "tenantd" } = {}) {
   const runId = Date.now().toString(36);
   const memo = new Map();
   const once = (name, fn) => {
@@ -25,8 +27,31 @@ export function createFixtures(td, raw) {
   async function tdSignup(label) {
     const email = `${label}-${runId}@bench.test`;
     const body = expectOk(await call(td.url, "POST", "/api/v1/auth/signup", { key, body: { email, password: PASSWORD } }), "tenantd signup", [201]);
-    return { id: body.tenant.id, email, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId } };
+    return { id: body.tenant.id, email, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId }, issuedAt: Date.now() };
   }
+  /**
+   * Access tokens live 15 minutes, and a run (seeding a million rows on a busy machine, two
+   * engines) can outlast that: a tenant whose token is older than 5 minutes gets a new one
+   * (refreshed in place) before a scenario reads it.
+   */
+  async function fresh(t) {
+    if (Date.now() - t.issuedAt < 5 * 60_000) return t;
+    // One refresh at a time per tenant: presenting a refresh token twice would end the session.
+    t.refreshing ??= (async () => {
+      const body = expectOk(await call(td.url, "POST", "/api/v1/auth/refresh", { key, body: { refreshToken: t.refreshToken } }), "tenantd refresh (fixture token)", [200]);
+      Object.assign(t, { accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { accessToken: body.accessToken, appId }, issuedAt: Date.now() });
+    })().finally(() => {
+      t.refreshing = undefined;
+    });
+    await t.refreshing;
+    return t;
+  }
+  const freshSeeded = async (seeded) => {
+    const r = await seeded;
+    if (r.tenant) await fresh(r.tenant);
+    for (const t of r.tenants ?? []) await fresh(t);
+    return r;
+  };
   async function rawSignup(label) {
     const email = `${label}-${runId}@bench.test`;
     const body = expectOk(await call(raw.url, "POST", "/signup", { body: { email, password: PASSWORD } }), "raw signup", [201]);
@@ -54,6 +79,7 @@ export function createFixtures(td, raw) {
 
   /** Checks through the API that both list filters count `expected` matches for `tenant`. */
   async function verifyTd(tenant, collection, expected, filters = FILTERS) {
+    await fresh(tenant);
     for (const [kind, filter] of Object.entries(filters)) {
       const res = await call(td.url, "GET", `/api/v1/data/${collection}?filter=${encodeURIComponent(JSON.stringify(filter))}&limit=20`, { bearer: tenant.bearer });
       const body = expectOk(res, `tenantd list (${kind})`, [200]);
@@ -70,7 +96,7 @@ export function createFixtures(td, raw) {
     const res = await call(td.url, "POST", `/api/v1/data/${collection}`, { bearer: t.bearer, body: { data: recordData(0) } });
     const record = expectOk(res, "tenantd create record", [201]).record;
     rawSeed().catch(() => {}); // the endpoint exists: seed the baseline meanwhile (errors surface where it is awaited)
-    const seeded = logSeed("tenantd", collection, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count }));
+    const seeded = logSeed(side, collection, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count }));
     await verifyTd(t, collection, expectedMatches(count));
     if (collection === COLLECTIONS.big) await verifyTd(t, collection, count / 2, HALF_FILTERS);
     return { tenant: t, seeded };
@@ -101,7 +127,7 @@ export function createFixtures(td, raw) {
       key,
       appId,
       signup: tdSignup,
-      main: () => once("td.main", () => tdSignup("main")),
+      main: async () => fresh(await once("td.main", () => tdSignup("main"))),
       headers: async () => bearerHeaders((await f.td.main()).bearer),
       /** A fresh session of the main tenant: a refresh-token chain of its own. */
       async login() {
@@ -111,18 +137,18 @@ export function createFixtures(td, raw) {
       },
       items: () => once("td.items", () => tdItems(100)),
       /** One tenant with 100,000 records in `bench100k` (made through the API once, cloned in SQL). */
-      big: () => once("td.big", () => tdSeeded("big", COLLECTIONS.big, SIZES.big, f.raw.big)),
+      big: () => freshSeeded(once("td.big", () => tdSeeded("big", COLLECTIONS.big, SIZES.big, f.raw.big))),
       /** One tenant with 1,000,000 records in `bench1m`. */
-      million: () => once("td.million", () => tdSeeded("million", COLLECTIONS.million, SIZES.million, f.raw.million)),
+      million: () => freshSeeded(once("td.million", () => tdSeeded("million", COLLECTIONS.million, SIZES.million, f.raw.million))),
       /** 10,000 tenants × 100 records in `benchspread`; the load uses the first 8, which are real accounts. */
       spread: () =>
-        once("td.spread", async () => {
+        freshSeeded(once("td.spread", async () => {
           const tenants = [];
           for (let i = 0; i < 8; i++) tenants.push(await tdSignup(`spread${i}`));
           const res = await call(td.url, "POST", `/api/v1/data/${COLLECTIONS.spread}`, { bearer: tenants[0].bearer, body: { data: recordData(0) } });
           const record = expectOk(res, "tenantd create record", [201]).record;
           f.raw.spread().catch(() => {});
-          const seeded = logSeed("tenantd", COLLECTIONS.spread, await td.call("seed.clone", {
+          const seeded = logSeed(side, COLLECTIONS.spread, await td.call("seed.clone", {
             recordId: record.id,
             tenantId: tenants[0].id,
             spread: { realTenantIds: tenants.map((t) => t.id), tenants: SIZES.spreadTenants, perTenant: SIZES.perTenant },
@@ -130,7 +156,7 @@ export function createFixtures(td, raw) {
           await verifyTd(tenants[0], COLLECTIONS.spread, expectedMatches(SIZES.perTenant));
           await verifyTd(tenants[7], COLLECTIONS.spread, expectedMatches(SIZES.perTenant));
           return { tenants, seeded };
-        }),
+        })),
       upload: (bytes) => tdUpload(bytes),
       /** A 100 KB file for the public read scenario. */
       smallFile: () => once("td.smallFile", () => tdUpload(randomBytes(100 * 1024))),

@@ -71,8 +71,38 @@ export function tableRows(rows, argon2Bound) {
   });
 }
 
+// With tenantd on PostgreSQL in the run: its figures beside SQLite's, a ratio for each against raw.
+const PG_COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "tenantd-pg req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "tenantd-pg/raw", "target", "measured", "met?", "CPU µs/req tenantd / tenantd-pg + PostgreSQL / raw", "tenantd RSS MB", "tenantd-pg RSS MB", "load avg"];
+
+function pgTableRows(rows, argon2Bound) {
+  const sqlite = tableRows(rows, argon2Bound);
+  return rows.map((row, i) => {
+    const s = sqlite[i];
+    const p = row.postgres ?? {};
+    const pgNote = p.skipped ?? (p.failed ? `failed: ${p.failed.split("\n")[0].slice(0, 120)}` : undefined);
+    const sq = s.length === 2 ? [s[0], s[1], "", "", "", "", "", "", "", "", "", "", ""] : s;
+    const raw = row.raw ?? {};
+    const cpu = (n) => (n === undefined ? "" : fmt(n));
+    const pgCpu = p.cpuUsPerRequest === undefined ? "" : `${cpu(p.cpuUsPerRequest)}${p.dbCpuUsPerRequest !== undefined ? ` + ${cpu(p.dbCpuUsPerRequest)}` : ""}`;
+    return [
+      row.name,
+      sq[1], sq[2], sq[3],
+      pgNote ?? fmt(p.rps), pgNote ? "" : ms(p.p50), pgNote ? "" : ms(p.p99),
+      fmt(raw.rps), ms(raw.p50), ms(raw.p99),
+      sq[7], p.ratio === undefined ? "" : fmt(p.ratio, 2),
+      sq[8], sq[9], sq[10],
+      row.tenantd?.cpuUsPerRequest === undefined && !pgCpu ? "" : `${cpu(row.tenantd?.cpuUsPerRequest)} / ${pgCpu} / ${cpu(raw.cpuUsPerRequest)}`,
+      sq[12], fmt(p.rssMb), fmt(row.loadAverage, 1),
+    ];
+  });
+}
+
 /** A GitHub-flavoured Markdown table: reads in a terminal and pastes into docs/performance.md. */
 export function markdownTable(rows, argon2Bound) {
+  if (rows.some((r) => r.postgres)) {
+    const body = pgTableRows(rows, argon2Bound).map((cells) => `| ${cells.join(" | ")} |`);
+    return [`| ${PG_COLUMNS.join(" | ")} |`, `|${PG_COLUMNS.map((c) => (c === "scenario" || c === "target" ? "---" : "---:")).join("|")}|`, ...body].join("\n");
+  }
   const body = tableRows(rows, argon2Bound).map((cells) => {
     const full = cells.length === 2 ? [cells[0], ...COLUMNS.slice(1).map((_, i) => (i === 0 ? cells[1] : ""))] : cells;
     return `| ${full.join(" | ")} |`;

@@ -2,11 +2,16 @@
 // autocannon from this process, prints a table and writes bench/results/<time>.json and
 // latest.json. Flags: --only a,b  --duration <s>  --connections <n>  --warmup <s>
 // --profile (CPU profiles of both children into bench/results/profiles, named by pid)
-// --no-write (print only)  --list.
+// --no-write (print only)  --list  --engines sqlite,postgres (tenantd on which stores;
+// postgres-side.mjs)  --nodes 1,2,3 (tenantd nodes on one PostgreSQL; multinode.mjs).
 import { parseArgs } from "node:util";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startChild } from "./children.mjs";
-import { load, loadTogether } from "./load.mjs";
+import { measureSide, measureStorm, settle } from "./measure.mjs";
+import { startPostgresEngine } from "./postgres-engine.mjs";
+import { runPostgresScenario } from "./postgres-side.mjs";
+import { runNodes, nodesTable } from "./multinode.mjs";
 import { createFixtures } from "./fixtures.mjs";
 import { Skip, call } from "./http.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
@@ -22,6 +27,8 @@ const { values: opts } = parseArgs({
     profile: { type: "boolean", default: false },
     list: { type: "boolean", default: false },
     "no-write": { type: "boolean", default: false },
+    engines: { type: "string", default: "sqlite,postgres" },
+    nodes: { type: "string" },
   },
 });
 if (opts.list) {
@@ -38,19 +45,35 @@ if (unknown.length) {
   process.exit(2);
 }
 const selected = SCENARIOS.filter((s) => !only || only.includes(s.name));
+const engines = opts.engines.split(",").map((s) => s.trim()).filter(Boolean);
+const nodeCounts = opts.nodes ? opts.nodes.split(",").map(Number) : [];
+if (engines.some((e) => e !== "sqlite" && e !== "postgres") || nodeCounts.some((n) => !Number.isInteger(n) || n < 1)) {
+  console.error(`--engines takes sqlite and/or postgres (got ${opts.engines}); --nodes takes node counts such as 1,2,3 (got ${opts.nodes})`);
+  process.exit(2);
+}
+const onSqlite = engines.includes("sqlite");
+// The PostgreSQL column needs `--engines postgres`; the node table (--nodes) starts PostgreSQL either way.
+const pgColumn = engines.includes("postgres");
+const onPostgres = pgColumn || nodeCounts.length > 0;
 const resultsDir = fileURLToPath(new URL("./results", import.meta.url));
 
 const startedAt = new Date().toISOString();
 const profileArgs = opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${resultsDir}/profiles`] : [];
-const [td, raw] = await Promise.all([startChild("./tenantd-server.mjs", { execArgv: profileArgs }), startChild("./raw-server.mjs", { execArgv: profileArgs })]);
-const stopAll = () => Promise.all([td.stop(), raw.stop()]);
+const [td, raw] = await Promise.all([onSqlite ? startChild("./tenantd-server.mjs", { execArgv: profileArgs }) : undefined, startChild("./raw-server.mjs", { execArgv: profileArgs })]);
+const pg = onPostgres ? await startPostgresEngine({ execArgv: profileArgs }).catch(async (e) => { await Promise.all([td?.stop(), raw.stop()]); throw e; }) : undefined;
+const stopAll = () => Promise.all([td?.stop(), raw.stop(), pg?.stop()]);
 process.once("SIGINT", () => stopAll().finally(() => process.exit(130)));
 
-const f = createFixtures(td, raw);
+const f = td && createFixtures(td, raw);
+// Fixtures made through the PostgreSQL node's API; the raw baseline's are shared (seeded once).
+const fpg = pg && createFixtures(pg.node, raw, { side: "tenantd-pg" });
+if (f && fpg) fpg.raw = f.raw;
+const fRaw = f ?? fpg;
 const result = {
   startedAt,
   machine: machine(),
-  settings: { duration, connections, warmup, argon2: "OWASP default (m=19456 KiB, t=2, p=1)", rateLimit: false },
+  settings: { duration, connections, warmup, argon2: "OWASP default (m=19456 KiB, t=2, p=1)", rateLimit: false, engines, nodes: nodeCounts },
+  ...(pg ? { postgres: { ...pg.server.info, pool: 10 } } : {}),
   idle: {},
   argon2: undefined,
   scenarios: [],
@@ -59,8 +82,9 @@ const result = {
 
 try {
   await settle();
-  result.idle = { tenantdRssMb: (await td.call("stats")).rssMb, rawRssMb: (await raw.call("stats")).rssMb };
-  console.log(`tenantd ${td.url} (pid ${td.pid}), raw ${raw.url} (pid ${raw.pid}); idle RSS tenantd ${result.idle.tenantdRssMb.toFixed(0)} MB, raw ${result.idle.rawRssMb.toFixed(0)} MB`);
+  result.idle = { tenantdRssMb: td && (await td.call("stats")).rssMb, rawRssMb: (await raw.call("stats")).rssMb, ...(pg ? { tenantdPostgresRssMb: (await pg.node.call("stats")).rssMb } : {}) };
+  if (td) console.log(`tenantd ${td.url} (pid ${td.pid}), raw ${raw.url} (pid ${raw.pid}); idle RSS tenantd ${result.idle.tenantdRssMb.toFixed(0)} MB, raw ${result.idle.rawRssMb.toFixed(0)} MB`);
+  if (pg) console.log(`tenantd on PostgreSQL ${pg.server.info.version} (default settings, started in ${(pg.server.info.startMs / 1000).toFixed(1)} s): ${pg.node.url} (pid ${pg.node.pid}); idle RSS ${result.idle.tenantdPostgresRssMb.toFixed(0)} MB`);
   const needsBound = selected.some((s) => s.custom === "argon2" || s.target?.kind === "argon2");
   for (const scenario of selected) {
     if (scenario.custom === "argon2" || (needsBound && !result.argon2 && scenario.target?.kind === "argon2")) {
@@ -76,6 +100,10 @@ try {
     result.scenarios.push(row);
     printRow(row);
   }
+  if (nodeCounts.length) {
+    await settle();
+    result.nodes = await runNodes({ pg, f: fpg, counts: nodeCounts, only, connections, warmup, duration });
+  }
 } finally {
   await stopAll();
 }
@@ -83,78 +111,51 @@ try {
 console.log(`\nmachine: ${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memoryGb} GB, Node ${result.machine.node}`);
 console.log(`each scenario: ${warmup} s warm-up then ${duration} s (uploads: fixed request counts), ${connections} connections unless noted\n`);
 console.log(markdownTable(result.scenarios, result.argon2?.hashesPerSecond));
+if (result.nodes) console.log(`\n${nodesTable(result.nodes)}`);
 for (const [name, plans] of Object.entries(result.explain)) {
   console.log(`\nEXPLAIN QUERY PLAN, ${name}:`);
   for (const p of plans.tenantd ?? []) console.log(`  tenantd: ${p.sql.replace(/\s+/g, " ")}\n    ${p.plan.join("\n    ")}`);
   if (plans.raw) console.log(`  raw: ${plans.raw.join("; ")}`);
 }
+for (const row of result.scenarios.filter((r) => r.postgres?.plan)) console.log(`\nEXPLAIN (PostgreSQL), ${row.name}, the page query:\n  ${row.postgres.plan.join("\n  ")}`);
 if (!opts["no-write"]) console.log(`\nwrote ${writeResults(resultsDir, result)} and latest.json`);
 
-/** Lets the servers finish any background work (WAL checkpoint, GC) before the next figure. */
-async function settle() {
-  await new Promise((r) => setTimeout(r, 300));
-}
-
 async function runScenario(scenario) {
-  const row = { name: scenario.name, title: scenario.title, target: scenario.target };
+  // The machine may be shared: each row says how busy it was when the row started.
+  const row = { name: scenario.name, title: scenario.title, target: scenario.target, loadAverage: Math.round(loadavg()[0] * 10) / 10 };
   const conns = scenario.connections ?? connections;
   try {
-    if (scenario.custom === "storm") return await runStorm(scenario, row);
-    // Setup of both sides first: a tenantd endpoint that is missing skips the whole row.
-    const sides = { tenantd: await scenario.tenantd(f, { connections: conns }), raw: await scenario.raw(f, { connections: conns }) };
-    for (const [name, child] of [["tenantd", td], ["raw", raw]]) {
-      const side = sides[name];
-      const base = { url: child.url, connections: conns };
-      const run = (warm) =>
-        scenario.amount
-          ? { ...base, amount: warm ? scenario.warmupAmount ?? conns : scenario.amount }
-          : { ...base, duration: warm ? warmup : scenario.duration ?? duration };
-      // RSS growth counts from before the warm-up: the first large bodies are what grows it.
-      const before = await child.call("stats.reset");
-      if (warmup > 0) await load({ ...run(true), requests: await side.requests() });
-      await settle();
-      await child.call("loop.reset");
-      const figures = await load({ ...run(false), requests: await side.requests() });
-      const stats = await child.call("stats");
-      row[name] = {
-        ...figures,
-        // Server CPU per request: steadier than req/s on a busy machine, where the client and other work take the cores.
-        cpuUsPerRequest: figures.requests ? (stats.cpuMs * 1000) / figures.requests : undefined,
-        cpuSystemUsPerRequest: figures.requests ? (stats.cpuSystemMs * 1000) / figures.requests : undefined,
-        rssMb: stats.rssMb,
-        peakRssMb: stats.peakRssMb,
-        rssGrowthMb: stats.peakRssMb - before.rssMb,
-        loopP99Ms: stats.loopP99Ms,
-      };
-    }
-    row.ratio = row.tenantd.rps / row.raw.rps;
-    if (scenario.explain) {
-      const plans = (result.explain[scenario.name] = await explain(scenario.explain));
-      const lines = plans.tenantd.flatMap((p) => p.plan);
-      row.planUsesFieldIndex = lines.length > 0 && lines.every((l) => !/^SCAN\b/.test(l)) && lines.some((l) => /USING (COVERING )?INDEX .*<expr>=\?/.test(l));
+    if (scenario.custom === "storm") await runStorm(scenario, row);
+    else {
+      // Setup of both sides first: a tenantd endpoint that is missing skips the whole row.
+      const sides = { tenantd: td && (await scenario.tenantd(f, { connections: conns })), raw: await scenario.raw(fRaw, { connections: conns }) };
+      for (const [name, child] of [["tenantd", td], ["raw", raw]]) {
+        if (child) row[name] = await measureSide({ scenario, children: child, side: sides[name], connections: conns, warmup, duration });
+      }
+      if (row.tenantd) row.ratio = row.tenantd.rps / row.raw.rps;
+      if (scenario.explain && td) {
+        const plans = (result.explain[scenario.name] = await explain(scenario.explain));
+        const lines = plans.tenantd.flatMap((p) => p.plan);
+        row.planUsesFieldIndex = lines.length > 0 && lines.every((l) => !/^SCAN\b/.test(l)) && lines.some((l) => /USING (COVERING )?INDEX .*<expr>=\?/.test(l));
+      }
     }
   } catch (e) {
     if (e instanceof Skip) row.skipped = e.message;
     else row.failed = e instanceof Error ? e.message : String(e);
   }
+  // tenantd on PostgreSQL right after the raw baseline of the same scenario.
+  if (pg && pgColumn && !row.skipped) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration, raw: row.raw });
   return row;
 }
 
 /** 64 logins at once and a cheap GET on 2 more connections: how late does the event loop run? */
 async function runStorm(scenario, row) {
   for (const [name, child] of [["tenantd", td], ["raw", raw]]) {
+    if (!child) continue;
     const { login, me } = scenario.storm[name];
-    await settle();
-    const before = await child.call("stats.reset");
-    const [logins, probe] = await loadTogether(
-      { url: child.url, connections: 64, duration, requests: await login(f) },
-      { url: child.url, connections: 2, duration, requests: await me(f) },
-    );
-    const stats = await child.call("stats");
-    row[name] = { ...probe, loginRps: logins.rps, loginP99: logins.p99, loginErrors: logins.errors + logins.non2xx, rssMb: stats.rssMb, peakRssMb: stats.peakRssMb, rssGrowthMb: stats.peakRssMb - before.rssMb, loopP99Ms: stats.loopP99Ms, loopMaxMs: stats.loopMaxMs };
+    row[name] = await measureStorm({ child, login, me, f: name === "tenantd" ? f : fRaw, duration });
   }
-  row.ratio = row.tenantd.rps / row.raw.rps;
-  return row;
+  if (row.tenantd) row.ratio = row.tenantd.rps / row.raw.rps;
 }
 
 /** The plan of the SQL tenantd ran for one indexed-list request, and the raw server's. */
@@ -169,13 +170,27 @@ async function explain({ collection, filter }) {
 }
 
 function printRow(row) {
-  if (row.skipped) return console.log(`${row.name}: ${row.skipped}`);
-  if (row.failed) return console.log(`${row.name}: FAILED ${row.failed}`);
-  const side = (s) =>
+  printSqliteRow(row);
+  const p = row.postgres;
+  if (!p) return;
+  if (p.skipped || p.failed) return console.log(`${row.name} on PostgreSQL: ${p.skipped ?? `FAILED ${p.failed}`}`);
+  const db = p.dbCpuUsPerRequest !== undefined ? ` + PostgreSQL ${p.dbCpuUsPerRequest.toFixed(0)} µs CPU/req` : "";
+  console.log(`${row.name} on PostgreSQL (load ${row.loadAverage}): tenantd ${side(p)}${db}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}`);
+}
+
+function side(s) {
+  return (
     `${s.rps.toFixed(0)} req/s p50 ${s.p50} p99 ${s.p99} ms, loop p99 ${s.loopP99Ms.toFixed(1)} ms` +
     (s.cpuUsPerRequest !== undefined ? `, ${s.cpuUsPerRequest.toFixed(0)} µs CPU/req (${s.cpuSystemUsPerRequest.toFixed(0)} system)` : "") +
     (s.loginRps !== undefined ? `, logins ${s.loginRps.toFixed(0)}/s` : "") +
-    (s.non2xx || s.errors ? ` (${s.non2xx} non-2xx, ${s.errors} errors)` : "");
+    (s.non2xx || s.errors ? ` (${s.non2xx} non-2xx, ${s.errors} errors)` : "")
+  );
+}
+
+function printSqliteRow(row) {
+  if (row.skipped) return console.log(`${row.name}: ${row.skipped}`);
+  if (row.failed) return console.log(`${row.name}: FAILED ${row.failed}`);
+  if (!row.tenantd) return console.log(`${row.name}: raw ${side(row.raw)}`);
   const verdict = judge(row, result.argon2?.hashesPerSecond);
   console.log(`${row.name}: tenantd ${side(row.tenantd)} | raw ${side(row.raw)} | ×${row.ratio.toFixed(2)}${verdict ? ` | ${row.target.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}`);
 }

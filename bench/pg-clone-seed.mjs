@@ -1,0 +1,163 @@
+// clone-seed.mjs for PostgreSQL: the parent makes one record through the API, this finds its
+// row and copies it with new ids, tenants, data and times in one `INSERT … SELECT` over
+// `generate_series`, so PostgreSQL builds the rows itself (1,000,000 rows without a round
+// trip each). Like the SQLite seeder it does not know tenantd's schema in advance: it finds
+// the tenant, data and time columns from the template row, copies every other column as is,
+// and leaves identity and generated columns (seq, the jsonb `doc`) to PostgreSQL. The parent
+// then checks through the API that the list filters count the seeded rows.
+import postgres from "postgres";
+import { recordData, seedTime } from "./dataset.mjs";
+
+const quote = (name) => `"${name.replaceAll('"', '""')}"`;
+const RECENT_MS = 24 * 3_600_000;
+
+function connect(url) {
+  return postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    types: { bigint: { to: 20, from: [20], serialize: (n) => String(n), parse: (s) => Number(s) } },
+  });
+}
+
+/** Writable columns of a table (no identity, no generated ones) with their types. */
+async function columnsOf(sql, table) {
+  return sql`SELECT column_name AS name, data_type AS type, udt_name AS udt FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = ${table} AND is_identity = 'NO' AND is_generated = 'NEVER'
+    ORDER BY ordinal_position`;
+}
+
+/** The table and row whose `id` column holds `id`. */
+async function findRow(sql, id) {
+  const tables = await sql`SELECT table_name AS name FROM information_schema.columns
+    WHERE table_schema = current_schema() AND column_name = 'id' ORDER BY table_name`;
+  for (const { name } of tables) {
+    const [row] = await sql.unsafe(`SELECT * FROM ${quote(name)} WHERE id = $1`, [id]);
+    if (row) return { table: name, columns: await columnsOf(sql, name), row };
+  }
+  throw new Error(`pg seed: no table holds a row with id ${id}`);
+}
+
+// One sequence per process, so two datasets never share an id.
+let seq = 0;
+/** SQL for ids shaped like the template's (same prefix and length): prefix + tag + hex of `n`. */
+function idExpr(templateId, tag, nExpr) {
+  const cut = templateId.lastIndexOf("_");
+  const prefix = cut > 0 ? templateId.slice(0, cut + 1) : "";
+  const width = Math.max(12, templateId.length - prefix.length);
+  return `${literal(prefix + tag)} || lpad(to_hex(${nExpr}), ${width - tag.length}, '0')`;
+}
+const literal = (s) => `'${String(s).replaceAll("'", "''")}'`;
+
+/** recordData(i) as SQL text, checked against the JS function so the two never drift. */
+const DATA_EXPR = (i) =>
+  `format('{"status":"s%s","category":"c%s","state":"%s","phase":"%s","n":%s,"title":"bench item %s"}', ${i} % 100, (${i} * 7) % 100,` +
+  ` CASE WHEN ${i} % 2 = 0 THEN 'open' ELSE 'done' END, CASE WHEN ${i} % 2 = 0 THEN 'open' ELSE 'done' END, ${i}, ${i})`;
+
+async function checkDataExpr(sql) {
+  const rows = await sql.unsafe(`SELECT i, ${DATA_EXPR("i")} AS text FROM generate_series(0, 101) AS g(i) ORDER BY i`);
+  for (const { i, text } of rows) {
+    if (text !== JSON.stringify(recordData(Number(i)))) throw new Error(`pg seed: SQL record ${i} is ${text}, dataset.mjs makes ${JSON.stringify(recordData(Number(i)))}`);
+  }
+}
+
+/**
+ * Same arguments and answer as cloneSeed (clone-seed.mjs): `recordId` (data = recordData(0))
+ * of tenant `tenantId` is the template; `count` gives that tenant records 1..count-1; `spread`
+ * gives `spread.realTenantIds` and synthetic tenants up to `spread.tenants` `perTenant` each.
+ */
+export async function pgCloneSeed(url, { recordId, tenantId, count, spread }) {
+  const started = Date.now();
+  const sql = connect(url);
+  try {
+    await checkDataExpr(sql);
+    const now = Date.now();
+    const rec = await findRow(sql, recordId);
+    const names = rec.columns.map((c) => c.name);
+    const tenantCols = names.filter((c) => rec.row[c] === tenantId);
+    const dataCol = names.find((c) => {
+      const v = rec.row[c];
+      if (typeof v !== "string" || !v.startsWith("{")) return false;
+      try {
+        return JSON.parse(v).title === recordData(0).title;
+      } catch {
+        return false;
+      }
+    });
+    const timeCols = names.filter((c) => typeof rec.row[c] === "number" && Math.abs(rec.row[c] - now) < RECENT_MS);
+    if (tenantCols.length === 0 || !dataCol) throw new Error(`pg seed: cannot tell the tenant and data columns of ${rec.table} (${names.join(", ")})`);
+
+    /** INSERT … SELECT over `from`, which yields `i` (the record's index in dataset.mjs), `tenant`, `at` and `n` (a unique number). */
+    const insertRecords = async (from, params) => {
+      const exprs = rec.columns.map((c) => {
+        const cast = `::${c.udt}`;
+        if (c.name === "id") return idExpr(recordId, "b", "src.n");
+        if (tenantCols.includes(c.name)) return `src.tenant${cast}`;
+        if (c.name === dataCol) return `(${DATA_EXPR("src.i")})${cast}`;
+        if (timeCols.includes(c.name)) return `src.at${cast}`;
+        return `t.${quote(c.name)}`;
+      });
+      const text = `INSERT INTO ${quote(rec.table)} (${names.map(quote).join(", ")})
+        SELECT ${exprs.join(", ")} FROM ${quote(rec.table)} t, (${from}) AS src WHERE t.id = $1`;
+      return (await sql.unsafe(text, [recordId, ...params])).count;
+    };
+
+    let made = 0;
+    const base = seq;
+    if (count) {
+      // seedTime(i, count) = now - 1 h - (count - i): computed with the same `now - 1 h` for every row.
+      const end = seedTime(count, count);
+      made += await insertRecords(`SELECT i, $2::text AS tenant, $3::bigint - ($4::bigint - i) AS at, $5::bigint + i AS n FROM generate_series(1, $4::bigint - 1) AS g(i)`, [
+        tenantId,
+        end,
+        count,
+        base,
+      ]);
+      seq += count;
+    }
+    if (spread) {
+      const synthetic = await syntheticTenants(sql, tenantId, spread.tenants - spread.realTenantIds.length);
+      const tenantIds = [...spread.realTenantIds, ...synthetic];
+      const total = tenantIds.length * spread.perTenant;
+      // Record i of tenant k (k from 0) is number i * tenants + k of the whole set, as in clone-seed.mjs.
+      made += await insertRecords(
+        `SELECT i, u.tenant, $2::bigint - ($3::bigint - (i * $4::bigint + u.k - 1)) AS at, $5::bigint + i * $4::bigint + u.k AS n
+         FROM unnest($6::text[]) WITH ORDINALITY AS u(tenant, k), generate_series(0, $7::bigint - 1) AS g(i)
+         WHERE NOT (i = 0 AND u.tenant = $8::text)`,
+        [seedTime(total, total), total, tenantIds.length, seq, tenantIds, spread.perTenant, tenantId],
+      );
+      seq += total + 1;
+    }
+    // What the SQLite seeder's checkpoint is there: the load must not meet the seeding's
+    // aftermath (autovacuum of a million fresh rows, a checkpoint writing them out).
+    const inserted = Date.now();
+    await sql.unsafe(`VACUUM (ANALYZE) ${quote(rec.table)}`);
+    const vacuumed = Date.now();
+    await sql.unsafe("CHECKPOINT");
+    const done = Date.now();
+    return {
+      table: rec.table,
+      rows: made,
+      ms: done - started,
+      warnings: [],
+      steps: { insertMs: inserted - started, vacuumAnalyzeMs: vacuumed - inserted, checkpointMs: done - vacuumed },
+    };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** Copies of the template tenant's row with new ids and emails; returns their ids. */
+async function syntheticTenants(sql, tenantId, n) {
+  const t = await findRow(sql, tenantId);
+  const emailCol = t.columns.find((c) => typeof t.row[c.name] === "string" && t.row[c.name].includes("@"))?.name;
+  const start = seq;
+  seq += n;
+  const idSql = idExpr(tenantId, "s", `$2::bigint + i`);
+  const exprs = t.columns.map((c) => (c.name === "id" ? idSql : c.name === emailCol ? `'seed' || ($2::bigint + i) || '@bench.invalid'` : `t.${quote(c.name)}`));
+  const rows = await sql.unsafe(
+    `INSERT INTO ${quote(t.table)} (${t.columns.map((c) => quote(c.name)).join(", ")})
+     SELECT ${exprs.join(", ")} FROM ${quote(t.table)} t, generate_series(0, $3::bigint - 1) AS g(i) WHERE t.id = $1 RETURNING id`,
+    [tenantId, start, n],
+  );
+  return rows.map((r) => r.id);
+}
