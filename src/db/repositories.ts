@@ -115,8 +115,12 @@ export interface TenantsRepository {
 
 export interface SessionsRepository {
   create(tenantId: string, appId: string, s: NewSession): Promise<void>;
-  /** The state an access token's session is checked against on every request. */
-  state(sessionId: string): Promise<SessionState | undefined>;
+  /**
+   * The state an access token's session is checked against on every request. `now` (the
+   * guard's clock) lets an engine serve it from memory and look for other processes'
+   * revocations at most every 0.1 s (SQLite); PostgreSQL reads the row each time.
+   */
+  state(sessionId: string, now?: number): Promise<SessionState | undefined>;
   /**
    * Exchanges a refresh token for a new one. Within `graceMs` of a rotation, the same old
    * token gets the same successor again (`repeat`, idempotent); any other use of a rotated
