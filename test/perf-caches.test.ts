@@ -2,9 +2,11 @@ import Database from "better-sqlite3";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
+import { billingBackend, DAY } from "./billing-fixtures.ts";
 
 /**
- * Hot-path caches kept in memory on SQLite (src/db/sqlite/record-counts.ts): whatever
+ * Hot-path caches kept in memory on SQLite (src/db/sqlite/record-counts.ts, the effective
+ * entitlements in src/billing/effective.ts): whatever
  * changes what they hold — a write through the API, a cascade, another process — must show
  * on the very next request.
  */
@@ -74,5 +76,50 @@ describe("records quota under the in-memory record count", () => {
     t.backend.core.sqlite.prepare("DELETE FROM records WHERE tenant_id = ?").run(tenant.id);
     expect((await create(t, tenant)).status).toBe(201);
     expectError(await create(t, tenant), 402, "limit_reached");
+  });
+});
+
+describe("usage limits under the in-memory effective entitlements", () => {
+  it("a plan edit, a gift, its removal and its expiry each change the limit on the next increment", async () => {
+    const b = await billingBackend();
+    await b.settings({ defaultEntitlements: { calls: 1 } });
+    const plan = await b.plan({ name: "Pro", slug: "pro", entitlements: { calls: 3 } });
+    const tenant = await b.tenant();
+    const increment = () => b.tenantPost(tenant, "/usage/calls/increment", {});
+    expect((await increment()).body).toMatchObject({ count: 1, limit: 1 });
+    expectError(await increment(), 402, "limit_reached");
+    await b.admin("POST", `/tenants/${tenant.id}/billing/gift`, { planId: plan.id, expiresAt: new Date(b.t.clock() + DAY).toISOString() });
+    expect((await increment()).body).toMatchObject({ count: 2, limit: 3 });
+    await b.admin("PATCH", `/plans/${plan.id}`, { entitlements: { calls: 2 } });
+    expectError(await increment(), 402, "limit_reached");
+    await b.admin("PATCH", `/plans/${plan.id}`, { entitlements: { calls: 5 } });
+    expect((await increment()).body).toMatchObject({ count: 3, limit: 5 });
+    b.t.clock.advance(DAY);
+    expectError(await increment(), 402, "limit_reached");
+    await b.admin("POST", `/tenants/${tenant.id}/billing/gift`, { planId: plan.id });
+    expect((await increment()).body).toMatchObject({ count: 4, limit: 5 });
+    expect((await b.admin("DELETE", `/tenants/${tenant.id}/billing/gift`)).status).toBe(204);
+    expectError(await increment(), 402, "limit_reached");
+    // The app's default entitlements are part of the answer too.
+    await b.settings({ defaultEntitlements: { calls: 10 } });
+    expect((await increment()).body).toMatchObject({ count: 5, limit: 10 });
+  });
+
+  it("a subscription written by another process (the CLI) is seen on the next increment", async () => {
+    const b = await billingBackend();
+    await b.settings({ defaultEntitlements: { calls: 1 } });
+    const plan = await b.plan({ name: "Pro", slug: "pro", entitlements: { calls: 3 } });
+    const tenant = await b.tenant();
+    const increment = () => b.tenantPost(tenant, "/usage/calls/increment", {});
+    expect((await increment()).status).toBe(200);
+    expectError(await increment(), 402, "limit_reached");
+    otherProcess(b.t, (db) =>
+      db
+        .prepare("INSERT INTO billing_subscriptions (tenant_id, source, app_id, plan_id, status, created_at, updated_at) VALUES (?, 'gift', ?, ?, 'active', ?, ?)")
+        .run(tenant.id, b.t.app.id, plan.id, b.t.clock(), b.t.clock()),
+    );
+    expect((await increment()).body).toMatchObject({ count: 2, limit: 3 });
+    otherProcess(b.t, (db) => db.prepare("DELETE FROM billing_subscriptions WHERE tenant_id = ?").run(tenant.id));
+    expectError(await increment(), 402, "limit_reached");
   });
 });

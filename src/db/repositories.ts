@@ -231,6 +231,12 @@ export interface FilesRepository {
 }
 
 export interface BillingRepository {
+  /**
+   * Optional: a number that changes whenever plans, subscriptions or family membership may
+   * have changed (any process). With it, effective entitlements are kept in memory between
+   * changes (src/billing/effective.ts); without it (PostgreSQL), they are read every time.
+   */
+  entitlementsVersion?(): number;
   insertPlan(plan: PlanRow): Promise<void>;
   updatePlan(plan: PlanRow): Promise<boolean>;
   findPlan(appId: string, id: string): Promise<PlanRow | undefined>;
