@@ -77,12 +77,16 @@ export function safeLogger(inner: Logger): Logger {
 export function createConsoleLogger(level: LogLevel = "info", format: LogFormat = "pretty", write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
   const rank = LOG_LEVELS.indexOf(level);
   const emit = (lvl: Exclude<LogLevel, "silent">) => (message: string, fields?: Fields) => {
-    if (LOG_LEVELS.indexOf(lvl) < rank) return;
     if (format === "json") {
       write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...fields }) + "\n");
     } else {
       write(`[tenantd] ${lvl} ${message}${fields && Object.keys(fields).length ? " " + JSON.stringify(fields) : ""}\n`);
     }
   };
-  return safeLogger({ debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") });
+  const safe = safeLogger({ debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") });
+  // A level below the threshold does nothing before redacting: the access log calls `info`
+  // on every request, also when only errors are written.
+  const off = () => undefined;
+  const on = (lvl: Exclude<LogLevel, "silent">) => LOG_LEVELS.indexOf(lvl) >= rank;
+  return { debug: on("debug") ? safe.debug : off, info: on("info") ? safe.info : off, warn: on("warn") ? safe.warn : off, error: on("error") ? safe.error : off };
 }

@@ -24,6 +24,7 @@ const familyResolvers = new WeakMap<Core, FamilyOwnerResolver>();
  */
 export function setFamilyOwnerResolver(core: Core, resolver: FamilyOwnerResolver): void {
   familyResolvers.set(core, resolver);
+  resolutionCaches.delete(core);
 }
 
 interface Resolved {
@@ -43,6 +44,10 @@ async function ownSubscription(core: Core, app: AppRow, tenantId: string): Promi
   const rows = await core.db.billing.subscriptions(app.id, tenantId);
   if (rows.length === 0) return null;
   const now = core.clock();
+  for (const row of rows) {
+    noteChangeAt(core, row.expiresAt, now);
+    noteChangeAt(core, row.source === "billing_provider" ? providerState(row, now).periodEnd : row.currentPeriodEnd, now);
+  }
   const bySource = (s: SubscriptionRow["source"]) => rows.find((r) => r.source === s);
   const provider = bySource("billing_provider");
   const providerView = provider && providerState(provider, now);
@@ -128,7 +133,7 @@ export async function familySubscriptionFor(core: Core, app: AppRow, tenantId: s
 }
 
 /** Precedence (PRODUCT.md): entitling paid > gift > trial > family; a lapsed paid one is shown last. */
-async function resolve(core: Core, app: AppRow, tenantId: string): Promise<Resolved | null> {
+async function resolveFresh(core: Core, app: AppRow, tenantId: string): Promise<Resolved | null> {
   const own = await ownSubscription(core, app, tenantId);
   if (own?.entitles) return own;
   const family = await familySubscriptionFor(core, app, tenantId);
@@ -136,12 +141,83 @@ async function resolve(core: Core, app: AppRow, tenantId: string): Promise<Resol
   return own;
 }
 
+/** Tenants whose effective subscription is kept in memory per backend; past it the least recently used go. */
+export const ENTITLEMENTS_CACHE_SIZE = 50_000;
+
+interface CachedResolution {
+  /** the app row it was read with: settings (default entitlements) change with the row */
+  app: AppRow;
+  version: number;
+  /** clock time it was resolved at, and the first time at which it may read differently */
+  from: number;
+  until: number;
+  resolved: Resolved | null;
+}
+
+interface ResolutionCache {
+  entries: Map<string, CachedResolution>;
+  /** horizons of resolutions in progress: every time-dependent row read lowers them */
+  active: Set<{ until: number }>;
+}
+
+const resolutionCaches = new WeakMap<Core, ResolutionCache>();
+
+function cacheOf(core: Core): ResolutionCache {
+  let c = resolutionCaches.get(core);
+  if (!c) {
+    c = { entries: new Map(), active: new Set() };
+    resolutionCaches.set(core, c);
+  }
+  return c;
+}
+
+/** A subscription read in progress changes its reading at `at` (expiry, period end): cached answers end there. */
+function noteChangeAt(core: Core, at: number | null, now: number): void {
+  if (at === null || at <= now) return;
+  for (const h of cacheOf(core).active) if (at < h.until) h.until = at;
+}
+
+/**
+ * The tenant's resolution, kept in memory while the engine's `entitlementsVersion` stays put
+ * (no plan, subscription or family write by any process) and until the first expiry or
+ * period end among the rows it read, the owner's included for a family member. Engines
+ * without a version (PostgreSQL) resolve on every call.
+ */
+async function resolve(core: Core, app: AppRow, tenantId: string): Promise<Resolved | null> {
+  const version = core.db.billing.entitlementsVersion?.();
+  if (typeof version !== "number") return resolveFresh(core, app, tenantId);
+  const cache = cacheOf(core);
+  const now = core.clock();
+  const key = `${app.id}\u0000${tenantId}`;
+  const hit = cache.entries.get(key);
+  if (hit && hit.app === app && hit.version === version && now >= hit.from && now < hit.until) {
+    // A resolution in progress that asked for this one (a member's seat, from its owner's plan) ends when it does.
+    for (const h of cache.active) if (hit.until < h.until) h.until = hit.until;
+    return hit.resolved;
+  }
+  const horizon = { until: Infinity };
+  cache.active.add(horizon);
+  let resolved: Resolved | null;
+  try {
+    resolved = await resolveFresh(core, app, tenantId);
+  } finally {
+    cache.active.delete(horizon);
+  }
+  for (const h of cache.active) if (horizon.until < h.until) h.until = horizon.until;
+  cache.entries.delete(key);
+  if (cache.entries.size >= ENTITLEMENTS_CACHE_SIZE) cache.entries.delete(cache.entries.keys().next().value!);
+  // Stored under the version read before resolving: a write meanwhile makes it stale at once.
+  cache.entries.set(key, { app, version, from: now, until: horizon.until, resolved });
+  return resolved;
+}
+
 /**
  * The tenant's one effective subscription by PRODUCT.md's precedence (paid, gift, trial,
  * family), or null. Other areas (introspection, files quota, family) read it from here.
  */
 export async function effectiveSubscription(core: Core, app: AppRow, tenantId: string): Promise<Subscription | null> {
-  return (await resolve(core, app, tenantId))?.subscription ?? null;
+  const resolved = await resolve(core, app, tenantId);
+  return resolved ? { ...resolved.subscription } : null;
 }
 
 /** The effective plan's entitlements over the app's default (free) entitlements. */

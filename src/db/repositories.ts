@@ -115,8 +115,12 @@ export interface TenantsRepository {
 
 export interface SessionsRepository {
   create(tenantId: string, appId: string, s: NewSession): Promise<void>;
-  /** The state an access token's session is checked against on every request. */
-  state(sessionId: string): Promise<SessionState | undefined>;
+  /**
+   * The state an access token's session is checked against on every request. `now` (the
+   * guard's clock) lets an engine serve it from memory and look for other processes'
+   * revocations at most every 0.1 s (SQLite); PostgreSQL reads the row each time.
+   */
+  state(sessionId: string, now?: number): Promise<SessionState | undefined>;
   /**
    * Exchanges a refresh token for a new one. Within `graceMs` of a rotation, the same old
    * token gets the same successor again (`repeat`, idempotent); any other use of a rotated
@@ -227,6 +231,12 @@ export interface FilesRepository {
 }
 
 export interface BillingRepository {
+  /**
+   * Optional: a number that changes whenever plans, subscriptions or family membership may
+   * have changed (any process). With it, effective entitlements are kept in memory between
+   * changes (src/billing/effective.ts); without it (PostgreSQL), they are read every time.
+   */
+  entitlementsVersion?(): number;
   insertPlan(plan: PlanRow): Promise<void>;
   updatePlan(plan: PlanRow): Promise<boolean>;
   findPlan(appId: string, id: string): Promise<PlanRow | undefined>;

@@ -5,7 +5,6 @@ import { constantTimeEqual, hashToken } from "../crypto/random.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import type { DeveloperRow } from "../db/types.ts";
-import { sessionStates } from "../db/sqlite/session-state-cache.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
 export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
@@ -97,7 +96,7 @@ export async function checkTenant(
   }
   const { claims } = result;
   if (claims.app !== app.id) return { error: "invalid_access_token", message: "The access token was issued for another app." };
-  const session = core.engine === "sqlite" ? sessionStates(core.sqlite).get(claims.sid, now) : await core.db.sessions.state(claims.sid);
+  const session = await core.db.sessions.state(claims.sid, now);
   if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== claims.sub) {
     return { error: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
   }

@@ -1,4 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
+import { createBillingChanges } from "./billing-changes.ts";
 import { ENTITLING_STATUSES } from "../shared.ts";
 import type { DevSessionRow, Entitlements, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageRow } from "../types.ts";
 
@@ -157,9 +158,21 @@ export function createBillingRepo(db: SqliteDb) {
     ),
   };
 
+  const changes = createBillingChanges(db);
   const planParams = (p: PlanRow) => ({ ...p, entitlements: JSON.stringify(p.entitlements) });
 
+  // Optional in the interface (PostgreSQL has none): typed so, for the engine-neutral store type.
+  const versioned: { entitlementsVersion?: () => number } = {
+    /**
+     * Moves whenever plans, subscriptions or family membership may have changed, on this
+     * connection or another process's (see billing-changes.ts). Synchronous: it is read on
+     * every request that needs entitlements, and is a counter plus one `data_version` step.
+     */
+    entitlementsVersion: () => changes.version(),
+  };
+
   return {
+    ...versioned,
     async insertPlan(plan: PlanRow): Promise<void> {
       q.insertPlan.run(planParams(plan));
     },

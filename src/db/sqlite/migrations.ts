@@ -10,6 +10,7 @@ import { oauthSchema } from "./schema/oauth.ts";
 import { adminSchema } from "./schema/admin.ts";
 import { securitySchema } from "./schema/security.ts";
 import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
+import { recordAutoIndexesSchema } from "./schema/record-auto-indexes.ts";
 
 export interface Migration {
   version: number;
@@ -33,6 +34,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, name: "admin-indexes", sql: adminSchema },
   { version: 10, name: "security", sql: securitySchema },
   { version: 11, name: "webhook-delivery-bodies", sql: deliveryBodiesSchema },
+  { version: 12, name: "record-auto-indexes", sql: recordAutoIndexesSchema },
 ];
 
 /**

@@ -46,24 +46,12 @@ interface Entry extends Row {
   stored: number;
 }
 
-// Created at runtime, like the indexes it describes: nothing else refers to it.
-const SCHEMA = `CREATE TABLE IF NOT EXISTS record_auto_indexes (
-  name TEXT PRIMARY KEY,
-  app_id TEXT NOT NULL,
-  collection TEXT NOT NULL,
-  path TEXT NOT NULL,
-  rows INTEGER NOT NULL,
-  build_ms INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  last_used_at INTEGER NOT NULL,
-  UNIQUE (app_id, collection, path)
-)`;
 
 const NONE: ReadonlySet<string> = new Set();
 const key = (appId: string, collection: string) => `${appId}\u0000${collection}`;
 
+/** The table `record_auto_indexes` is made by the SQLite migrations (schema/record-auto-indexes.ts). */
 export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_INDEX) {
-  db.exec(SCHEMA);
   const q = {
     all: db.prepare<[], Row>("SELECT * FROM record_auto_indexes"),
     insert: db.prepare<[string, string, string, string, number, number, number, number]>(

@@ -49,10 +49,13 @@ export function createSessionStateCache(db: SqliteDb, maxEntries = SESSION_CACHE
   `);
 
   return {
-    /** `now`: the guard's clock (ms), which paces the look at other processes' commits. */
-    get(sessionId: string, now: number): SessionState | undefined {
-      if (now - checkedAt >= SESSION_FRESHNESS_MS || now < checkedAt) {
-        checkedAt = now;
+    /**
+     * `now`: the guard's clock (ms), which paces the look at other processes' commits;
+     * without it, other processes' commits are looked for on this call.
+     */
+    get(sessionId: string, now?: number): SessionState | undefined {
+      if (now === undefined || now - checkedAt >= SESSION_FRESHNESS_MS || now < checkedAt) {
+        checkedAt = now ?? -Infinity;
         const version = dataVersion.get();
         if (version !== seenVersion) {
           seenVersion = version;

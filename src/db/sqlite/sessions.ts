@@ -1,5 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import type { NewSession, RefreshOutcome, RotateInput, SessionState } from "../types.ts";
+import { sessionStates } from "./session-state-cache.ts";
 
 interface RawSession {
   id: string;
@@ -31,9 +32,9 @@ export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
 
 export function createSessionsRepo(db: SqliteDb) {
   const insertSession = prepareSessionInsert(db);
+  const states = sessionStates(db);
   const q = {
     insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
-    state: db.prepare<[string], RawSession>("SELECT id, tenant_id, app_id, expires_at, ended_at FROM sessions WHERE id = ?"),
     byRefresh: db.prepare<[string], RawSession & { rotated_at: number | null; successor_hash: string | null; successor_sealed: string | null }>(
       `SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, r.rotated_at, r.successor_hash, r.successor_sealed
        FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?`,
@@ -80,10 +81,13 @@ export function createSessionsRepo(db: SqliteDb) {
     async create(tenantId: string, appId: string, s: NewSession): Promise<void> {
       db.transaction(() => insertSession(tenantId, appId, s)).immediate();
     },
-    /** The state an access token's session is checked against on every request. */
-    async state(sessionId: string): Promise<SessionState | undefined> {
-      const r = q.state.get(sessionId);
-      return r && toSession(r);
+    /**
+     * The state an access token's session is checked against on every request, from memory:
+     * every write to `sessions` on this connection drops its entry, another process's commit
+     * is seen within SESSION_FRESHNESS_MS of `now` (at once without `now`). See session-state-cache.ts.
+     */
+    async state(sessionId: string, now?: number): Promise<SessionState | undefined> {
+      return states.get(sessionId, now);
     },
     /**
      * Exchanges a refresh token for a new one. Within `graceMs` of a rotation, the same old

@@ -1,0 +1,125 @@
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
+import { billingBackend, DAY } from "./billing-fixtures.ts";
+
+/**
+ * Hot-path caches kept in memory on SQLite (src/db/sqlite/record-counts.ts, the effective
+ * entitlements in src/billing/effective.ts): whatever
+ * changes what they hold — a write through the API, a cascade, another process — must show
+ * on the very next request.
+ */
+
+const create = (t: TestBackend, tenant: TestTenant, collection = "notes", data: object = { n: 1 }) =>
+  t.request("POST", `/api/v1/data/${collection}`, { bearer: tenant.bearer, body: { data } });
+
+/** Writes on a second connection to the same file, as the CLI or a second server would. */
+function otherProcess(t: TestBackend, write: (db: Database.Database) => void) {
+  const other = new Database(join(t.dataDir, "tenantd.db"));
+  try {
+    write(other);
+  } finally {
+    other.close();
+  }
+}
+
+describe("records quota under the in-memory record count", () => {
+  it("counts every collection, frees a slot on delete, and counts upserts", async () => {
+    const t = await startBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { quotas: { records: 3 }, collections: { keyed: { unique: ["key"] } } } });
+    const tenant = await signupTenant(t);
+    const first = await create(t, tenant);
+    expect(first.status).toBe(201);
+    expect((await create(t, tenant, "other")).status).toBe(201);
+    const up = await t.request("POST", "/api/v1/data/keyed/upsert", { bearer: tenant.bearer, body: { data: { key: "a" } } });
+    expect(up.status).toBe(201);
+    expectError(await create(t, tenant), 402, "limit_reached");
+    // An upsert that updates adds nothing; one that would insert is a create.
+    expect((await t.request("POST", "/api/v1/data/keyed/upsert", { bearer: tenant.bearer, body: { data: { key: "a", n: 2 } } })).status).toBe(200);
+    expect((await t.request("DELETE", `/api/v1/data/notes/${first.body.record.id}`, { bearer: tenant.bearer })).status).toBeLessThan(300);
+    expect((await create(t, tenant)).status).toBe(201);
+    expectError(await create(t, tenant), 402, "limit_reached");
+    // Another tenant has its own count.
+    const other = await signupTenant(t);
+    for (let i = 0; i < 3; i++) expect((await create(t, other)).status).toBe(201);
+    expectError(await create(t, other), 402, "limit_reached");
+  });
+
+  it("records deleted or added by another process are counted on the next create", async () => {
+    const t = await startBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { quotas: { records: 2 } } });
+    const tenant = await signupTenant(t);
+    const a = await create(t, tenant);
+    expect((await create(t, tenant)).status).toBe(201);
+    expectError(await create(t, tenant), 402, "limit_reached");
+    otherProcess(t, (db) => db.prepare("DELETE FROM records WHERE id = ?").run(a.body.record.id));
+    expect((await create(t, tenant)).status).toBe(201);
+    expectError(await create(t, tenant), 402, "limit_reached");
+    otherProcess(t, (db) => db.prepare("DELETE FROM records WHERE tenant_id = ?").run(tenant.id));
+    expect((await create(t, tenant)).status).toBe(201);
+    otherProcess(t, (db) => {
+      const row = db.prepare("SELECT * FROM records WHERE tenant_id = ?").get(tenant.id) as Record<string, unknown>;
+      db.prepare("INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+        "rec_fromcli", row.app_id, row.tenant_id, row.collection, row.data, row.created_at, row.updated_at,
+      );
+    });
+    expectError(await create(t, tenant), 402, "limit_reached");
+  });
+
+  it("records removed on this connection without the records repository (a cascade, any SQL) are seen", async () => {
+    const t = await startBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { quotas: { records: 1 } } });
+    const tenant = await signupTenant(t);
+    expect((await create(t, tenant)).status).toBe(201);
+    expectError(await create(t, tenant), 402, "limit_reached");
+    t.backend.core.sqlite.prepare("DELETE FROM records WHERE tenant_id = ?").run(tenant.id);
+    expect((await create(t, tenant)).status).toBe(201);
+    expectError(await create(t, tenant), 402, "limit_reached");
+  });
+});
+
+describe("usage limits under the in-memory effective entitlements", () => {
+  it("a plan edit, a gift, its removal and its expiry each change the limit on the next increment", async () => {
+    const b = await billingBackend();
+    await b.settings({ defaultEntitlements: { calls: 1 } });
+    const plan = await b.plan({ name: "Pro", slug: "pro", entitlements: { calls: 3 } });
+    const tenant = await b.tenant();
+    const increment = () => b.tenantPost(tenant, "/usage/calls/increment", {});
+    expect((await increment()).body).toMatchObject({ count: 1, limit: 1 });
+    expectError(await increment(), 402, "limit_reached");
+    await b.admin("POST", `/tenants/${tenant.id}/billing/gift`, { planId: plan.id, expiresAt: new Date(b.t.clock() + DAY).toISOString() });
+    expect((await increment()).body).toMatchObject({ count: 2, limit: 3 });
+    await b.admin("PATCH", `/plans/${plan.id}`, { entitlements: { calls: 2 } });
+    expectError(await increment(), 402, "limit_reached");
+    await b.admin("PATCH", `/plans/${plan.id}`, { entitlements: { calls: 5 } });
+    expect((await increment()).body).toMatchObject({ count: 3, limit: 5 });
+    b.t.clock.advance(DAY);
+    expectError(await increment(), 402, "limit_reached");
+    await b.admin("POST", `/tenants/${tenant.id}/billing/gift`, { planId: plan.id });
+    expect((await increment()).body).toMatchObject({ count: 4, limit: 5 });
+    expect((await b.admin("DELETE", `/tenants/${tenant.id}/billing/gift`)).status).toBe(204);
+    expectError(await increment(), 402, "limit_reached");
+    // The app's default entitlements are part of the answer too.
+    await b.settings({ defaultEntitlements: { calls: 10 } });
+    expect((await increment()).body).toMatchObject({ count: 5, limit: 10 });
+  });
+
+  it("a subscription written by another process (the CLI) is seen on the next increment", async () => {
+    const b = await billingBackend();
+    await b.settings({ defaultEntitlements: { calls: 1 } });
+    const plan = await b.plan({ name: "Pro", slug: "pro", entitlements: { calls: 3 } });
+    const tenant = await b.tenant();
+    const increment = () => b.tenantPost(tenant, "/usage/calls/increment", {});
+    expect((await increment()).status).toBe(200);
+    expectError(await increment(), 402, "limit_reached");
+    otherProcess(b.t, (db) =>
+      db
+        .prepare("INSERT INTO billing_subscriptions (tenant_id, source, app_id, plan_id, status, created_at, updated_at) VALUES (?, 'gift', ?, ?, 'active', ?, ?)")
+        .run(tenant.id, b.t.app.id, plan.id, b.t.clock(), b.t.clock()),
+    );
+    expect((await increment()).body).toMatchObject({ count: 2, limit: 3 });
+    otherProcess(b.t, (db) => db.prepare("DELETE FROM billing_subscriptions WHERE tenant_id = ?").run(tenant.id));
+    expectError(await increment(), 402, "limit_reached");
+  });
+});
