@@ -16,6 +16,7 @@ import { createTestDatabase } from "./_postgres.ts";
 export interface Node {
   name: string;
   url: string;
+  dataDir: string;
   child: ChildProcess;
   stdout(): string;
   stderr(): string;
@@ -75,6 +76,7 @@ export interface Cluster {
   nodes: Node[];
   databaseUrl: string;
   secretKey: string;
+  /** The CLI's data directory (and, without S3, every node's). */
   dataDir: string;
   /** The environment every node runs with (for the CLI or an in-process core on the same store). */
   env: Record<string, string>;
@@ -100,7 +102,7 @@ function spawnNode(name: string, env: Record<string, string>): Promise<Node> {
       if (/developer create --email|^apps: .*$/m.test(out)) {
         child.stdout!.off("data", check);
         const url = /listening on (\S+)/.exec(out)![1]!;
-        resolve({ name, url, child, stdout: () => out, stderr: () => err, exited });
+        resolve({ name, url, dataDir: env.TENANTD_DATA_DIR!, child, stdout: () => out, stderr: () => err, exited });
       }
     };
     child.stdout!.on("data", check);
@@ -108,24 +110,52 @@ function spawnNode(name: string, env: Record<string, string>): Promise<Node> {
   });
 }
 
-/** Starts `n` nodes at once on a fresh database (the first start of a cluster). */
-export async function startNodes(n: number, extraEnv: Record<string, string> = {}): Promise<Cluster> {
+/** The local S3 server the nodes share (test/_s3-server.ts `startS3()`). */
+export interface SharedBucket {
+  endpoint: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/**
+ * Starts `n` nodes at once on a fresh database (the first start of a cluster). With `s3`,
+ * file blobs go to that bucket and every node has a data directory of its own, so nothing
+ * rests on a shared disk; without it the nodes share one data directory (`fs` blobs on a
+ * shared folder).
+ */
+export async function startNodes(n: number, extraEnv: Record<string, string> = {}, opts: { s3?: SharedBucket } = {}): Promise<Cluster> {
   const db = await createTestDatabase({ empty: true });
   const dataDir = mkdtempSync(join(tmpdir(), "tenantd-nodes-"));
+  const dirs = [dataDir];
   const secretKey = randomBytes(32).toString("hex");
+  const storage: Record<string, string> = opts.s3
+    ? {
+        TENANTD_STORAGE: "s3",
+        TENANTD_S3_BUCKET: opts.s3.bucket,
+        TENANTD_S3_ENDPOINT: opts.s3.endpoint,
+        TENANTD_S3_ACCESS_KEY_ID: opts.s3.accessKeyId,
+        TENANTD_S3_SECRET_ACCESS_KEY: opts.s3.secretAccessKey,
+      }
+    : {};
   const env: Record<string, string> = {
     ...TEST_ARGON2_ENV,
     TENANTD_DATABASE_URL: db.url,
     TENANTD_SECRET_KEY: secretKey,
-    // One shared folder for file blobs until the nodes use S3 (the `fs` driver on a shared disk).
     TENANTD_DATA_DIR: dataDir,
     TENANTD_TRUST_PROXY: "loopback",
     TENANTD_ACCESS_LOG: "false",
     TENANTD_DATABASE_POOL_MAX: "5",
+    ...storage,
     ...extraEnv,
   };
   const names = ["A", "B", "C", "D", "E"].slice(0, n);
-  const started = await Promise.allSettled(names.map((name) => spawnNode(name, env)));
+  const ownDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), "tenantd-node-"));
+    dirs.push(dir);
+    return dir;
+  };
+  const started = await Promise.allSettled(names.map((name) => spawnNode(name, opts.s3 ? { ...env, TENANTD_DATA_DIR: ownDir() } : env)));
   const nodes = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   const stop = async () => {
     for (const node of nodes) {
@@ -134,7 +164,7 @@ export async function startNodes(n: number, extraEnv: Record<string, string> = {
         await node.exited;
       }
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     await db.drop();
   };
   const failed = started.find((s) => s.status === "rejected");

@@ -1,20 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { call, freshIp, startNodes, type Cluster, type Node } from "./_nodes.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
 import { multipart, BOUNDARY } from "./files-helpers.ts";
+import { tempDir } from "./_helpers.ts";
 import { createCore } from "../src/core.ts";
 import { enqueueEvent } from "../src/webhooks/events.ts";
+import { startS3, type S3Server } from "./_s3-server.ts";
 
 /**
- * Three `tenantd serve` processes on one PostgreSQL database, and a client that spreads its
- * requests round-robin over them as a load balancer without sticky sessions would. Whatever
- * a single process guarantees must hold across the three.
+ * Three `tenantd serve` processes on one PostgreSQL database and one local S3 server, each
+ * with a data directory of its own, and a client that spreads its requests round-robin over
+ * them as a load balancer without sticky sessions would. Whatever a single process
+ * guarantees must hold across the three.
  */
 
 const PASSWORD = "a long password";
 const PER_IP = 6;
 let cluster: Cluster;
+let s3: S3Server;
 let A: Node, B: Node, C: Node;
 let appId: string;
 let key: string;
@@ -44,7 +50,8 @@ async function settingsEverywhere(check: (node: Node) => Promise<boolean>) {
 }
 
 beforeAll(async () => {
-  cluster = await startNodes(3, { TENANTD_RATE_LIMIT_PER_IP: String(PER_IP), TENANTD_WEBHOOKS_ALLOW_INSECURE: "true" });
+  s3 = await startS3();
+  cluster = await startNodes(3, { TENANTD_RATE_LIMIT_PER_IP: String(PER_IP), TENANTD_WEBHOOKS_ALLOW_INSECURE: "true" }, { s3 });
   [A, B, C] = cluster.nodes as [Node, Node, Node];
   const created = cluster.cli(["developer", "create", "--email", "dev@example.com", "--password", "developer password"]);
   expect(created.status, created.stderr).toBe(0);
@@ -60,6 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
+  await s3?.stop();
 });
 
 describe("three nodes on one PostgreSQL", () => {
@@ -198,7 +206,7 @@ describe("three nodes on one PostgreSQL", () => {
     const receiver = await startReceiver();
     expect((await admin("PUT", "/event-webhook-config", { url: receiver.url })).status).toBe(200);
     // A process with no dispatcher (as a node killed right after the request that raised it).
-    const gone = createCore({ database: { url: cluster.databaseUrl, pool: { max: 2 } }, secretKey: cluster.secretKey, dataDir: cluster.dataDir, rateLimit: false });
+    const gone = createCore({ database: { url: cluster.databaseUrl, pool: { max: 2 } }, secretKey: cluster.secretKey, dataDir: tempDir(), rateLimit: false });
     await gone.ready;
     for (let i = 0; i < 3; i++) await enqueueEvent(gone, { appId, event: "tenant.deleted", tenantId: `orphan-${i}`, email: null, payload: { reason: "self_delete", locale: "en" } });
     await gone.close();
@@ -206,22 +214,29 @@ describe("three nodes on one PostgreSQL", () => {
     expect(receiver.received.map((r) => JSON.parse(r.raw.toString("utf8")).tenantId).sort()).toEqual(["orphan-0", "orphan-1", "orphan-2"]);
   });
 
-  it("a file uploaded through A is served by B and C (shared fs storage)", async () => {
+  it("a file uploaded through A is stored in S3 and served by B and C, whole and by range", async () => {
     const t = await signup();
-    const data = Buffer.from(`bytes from node A ${Date.now()}`);
+    const data = Buffer.from(`bytes from node A ${Date.now()} `.repeat(50));
     const up = await call(A, "POST", "/api/v1/files/upload", {
       bearer: t.bearer,
       raw: Buffer.from(multipart([{ filename: "a.txt", type: "text/plain", data }])),
       headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
     });
     expect(up.status, up.text).toBe(201);
+    const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
     const path = new URL(up.body.file.url).pathname;
     for (const node of [B, C]) {
       expect((await call(node, "GET", `/api/v1/files/${up.body.file.id}`, { bearer: t.bearer })).body.file.id).toBe(up.body.file.id);
-      const res = await fetch(node.url + path);
-      expect(res.status).toBe(200);
-      expect(createHash("sha256").update(Buffer.from(await res.arrayBuffer())).digest("hex")).toBe(createHash("sha256").update(data).digest("hex"));
+      const whole = await fetch(node.url + path);
+      expect(whole.status).toBe(200);
+      expect(sha(Buffer.from(await whole.arrayBuffer()))).toBe(sha(data));
+      const part = await fetch(node.url + path, { headers: { range: "bytes=10-19" } });
+      expect(part.status).toBe(206);
+      expect(Buffer.from(await part.arrayBuffer())).toEqual(data.subarray(10, 20));
     }
+    // No node keeps a blob in its own data directory: the bucket holds them.
+    for (const node of [A, B, C]) expect(existsSync(join(node.dataDir, "files"))).toBe(false);
+    expect(new Set(cluster.nodes.map((n) => n.dataDir)).size).toBe(3);
   });
 
   // Last: it kills a node.
