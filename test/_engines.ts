@@ -8,6 +8,13 @@ import { createPgRepositories } from "../src/db/postgres/index.ts";
 import type { Repositories } from "../src/db/repositories.ts";
 import { createTestDatabase } from "./_postgres.ts";
 
+/**
+ * The engine this project's backends run on (vitest.config.ts sets TENANTD_TEST_ENGINE per
+ * project). For the few tests about one engine's own mechanism, by structure:
+ * `describe.runIf(TEST_ENGINE === "sqlite")`, naming the other engine's test.
+ */
+export const TEST_ENGINE: "sqlite" | "postgres" = process.env.TENANTD_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
+
 /** What both engines implement. */
 export type PortedRepositories = Repositories;
 

@@ -17,6 +17,11 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
+/** Runs `fn` after the current test, before the backends it used are closed. */
+export function afterThisTest(fn: () => unknown): void {
+  cleanups.push(fn);
+}
+
 /** Environment variables tenantd reads; tests run without them, as on a fresh machine. */
 const TENANTD_ENV = /^(TENANTD_|NODE_ENV$|PORT$|HOST$)/;
 
@@ -25,15 +30,33 @@ export function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !TENANTD_ENV.test(k)));
 }
 
-/** Runs `fn` (an in-process CLI command) with tenantd's variables removed from process.env. */
-export async function withCleanEnv<T>(fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` (an in-process CLI command) with tenantd's variables removed from process.env,
+ * but for `env` (e.g. `cliStoreEnv`), set for the call only.
+ */
+export async function withCleanEnv<T>(fn: () => Promise<T>, env: Record<string, string> = {}): Promise<T> {
   const saved = Object.entries(process.env).filter(([k]) => TENANTD_ENV.test(k));
   for (const [k] of saved) delete process.env[k];
+  Object.assign(process.env, env);
   try {
     return await fn();
   } finally {
+    for (const k of Object.keys(env)) delete process.env[k];
     for (const [k, v] of saved) process.env[k] = v;
   }
+}
+
+/**
+ * The environment a CLI command needs to reach the store of the `--data-dir` in its
+ * arguments: nothing on SQLite (the directory holds it), on PostgreSQL the URL of the
+ * database the test backends of that directory use (a new one if there is none yet).
+ */
+export async function cliStoreEnv(args: string[]): Promise<Record<string, string>> {
+  const at = args.indexOf("--data-dir");
+  if (at < 0 || at + 1 >= args.length) return {};
+  const store = await testStoreConfig(args[at + 1]!);
+  if (store.drop) cleanups.push(store.drop);
+  return store.config.database ? { TENANTD_DATABASE_URL: store.config.database.url } : {};
 }
 
 /** A fresh temp folder, removed after the test. */

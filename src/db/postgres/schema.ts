@@ -62,7 +62,9 @@ CREATE TABLE tenants (
   UNIQUE (app_id, email)
 );
 CREATE INDEX tenants_parent ON tenants(parent_tenant_id) WHERE parent_tenant_id IS NOT NULL;
-CREATE INDEX tenants_app_created ON tenants(app_id, created_at DESC, id);
+-- Both columns one way: scanned forward for the createdAt sort, backward for -createdAt
+-- (created_at DESC, id DESC), the admin list's default; mixed directions served neither.
+CREATE INDEX tenants_app_created ON tenants(app_id, created_at, id);
 
 CREATE TABLE sessions (
   id TEXT PRIMARY KEY,
@@ -126,7 +128,8 @@ CREATE TABLE records (
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );
-CREATE INDEX records_list ON records(tenant_id, app_id, collection, created_at);
+-- seq last: the default order (created_at, seq) comes from the index, with no sort of ties.
+CREATE INDEX records_list ON records(tenant_id, app_id, collection, created_at, seq);
 CREATE INDEX records_app ON records(app_id);
 
 CREATE TABLE share_links (
