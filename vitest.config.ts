@@ -26,6 +26,9 @@ const shared = {
 export default defineConfig({
   test: {
     reporters: ["default", new SummaryReporter()],
+    // Test files mostly wait (HTTP, PostgreSQL, child processes, argon2 in libuv's pool):
+    // more files at once than cores keeps a 2-core machine busy (vitest's default is cores - 1).
+    maxWorkers: 3,
     projects: [
       {
         test: {
