@@ -7,7 +7,7 @@ import { toNodeHandler } from "h3/node";
 import { afterEach, expect } from "vitest";
 import { createTenantBackend, type TenantBackend, type TenantBackendConfig } from "../src/index.ts";
 import { attachJsonClientErrors } from "../src/http/node-errors.ts";
-import { testStoreConfig } from "./_postgres.ts";
+import { knownStoreUrl, testStoreConfig } from "./_postgres.ts";
 
 /** Cheap argon2 for tests only; production keeps OWASP's defaults. */
 export const TEST_ARGON2 = { memoryCost: 1024, timeCost: 1, parallelism: 1 };
@@ -49,14 +49,13 @@ export async function withCleanEnv<T>(fn: () => Promise<T>, env: Record<string, 
 /**
  * The environment a CLI command needs to reach the store of the `--data-dir` in its
  * arguments: nothing on SQLite (the directory holds it), on PostgreSQL the URL of the
- * database the test backends of that directory use (a new one if there is none yet).
+ * database the test backends on that directory use. A directory no backend of this test
+ * used keeps its own SQLite store, as the CLI tests of fresh directories expect.
  */
 export async function cliStoreEnv(args: string[]): Promise<Record<string, string>> {
   const at = args.indexOf("--data-dir");
-  if (at < 0 || at + 1 >= args.length) return {};
-  const store = await testStoreConfig(args[at + 1]!);
-  if (store.drop) cleanups.push(store.drop);
-  return store.config.database ? { TENANTD_DATABASE_URL: store.config.database.url } : {};
+  const url = at >= 0 && at + 1 < args.length ? await knownStoreUrl(args[at + 1]!) : undefined;
+  return url ? { TENANTD_DATABASE_URL: url } : {};
 }
 
 /** A fresh temp folder, removed after the test. */

@@ -104,6 +104,11 @@ export async function createTestDatabase(opts: { empty?: boolean } = {}): Promis
 /** Databases by data directory: a backend restarted on the same dataDir finds its data again. */
 const byDataDir = new Map<string, Promise<{ url: string; drop: () => Promise<void> }>>();
 
+/** The database URL of the test backends on `dataDir`, if any was started there on PostgreSQL. */
+export async function knownStoreUrl(dataDir: string): Promise<string | undefined> {
+  return (await byDataDir.get(dataDir))?.url;
+}
+
 /**
  * The one switch that runs the API suite on PostgreSQL: with TENANTD_TEST_ENGINE=postgres,
  * every test backend gets a database on the run's server instead of a SQLite file (the same

@@ -2,12 +2,11 @@ import { describe, expect, it } from "vitest";
 import { createTenantBackend } from "../src/index.ts";
 import { buildRequest, tempDir, TEST_ARGON2, toReply } from "./_helpers.ts";
 import { runCli } from "./_cli.ts";
-import { testStoreConfig } from "./_postgres.ts";
 
 const ENV = { TENANTD_ARGON2_MEMORY_COST: "1024", TENANTD_ARGON2_TIME_COST: "1" };
 
 async function developerLogin(dir: string, email: string, password: string): Promise<number> {
-  const backend = await createTenantBackend({ dataDir: dir, logger: "silent", argon2: TEST_ARGON2, bootstrap: false, ...(await testStoreConfig(dir)).config });
+  const backend = await createTenantBackend({ dataDir: dir, logger: "silent", argon2: TEST_ARGON2, bootstrap: false });
   try {
     return (await toReply(await backend.fetch(buildRequest("http://x", "POST", "/api/v1/developer/login", { body: { email, password } })))).status;
   } finally {
@@ -42,7 +41,7 @@ describe('CLI secrets given as "-" are read from stdin, never from argv', () => 
     expect(JSON.parse(updated.stdout).app.settings.oauth.providers.github).toMatchObject({ clientId: "gh-id", clientSecret: "[encrypted]" });
 
     // What was stored is the secret that was piped, sealed.
-    const backend = await createTenantBackend({ dataDir: dir, logger: "silent", argon2: TEST_ARGON2, bootstrap: false, ...(await testStoreConfig(dir)).config });
+    const backend = await createTenantBackend({ dataDir: dir, logger: "silent", argon2: TEST_ARGON2, bootstrap: false });
     try {
       const app = (await backend.core.db.apps.list()).find((a) => a.name === "shop")!;
       const billing = app.settings.billing as { stripeSecretKey: string };

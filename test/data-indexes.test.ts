@@ -158,5 +158,6 @@ describe("indexed fields", () => {
     }
     expect(results[0]![0]!.length).toBeGreaterThan(0);
     expect(results[1]).toEqual(results[0]);
-  });
+    // 400 records written through the API, one request each.
+  }, 120_000);
 });
