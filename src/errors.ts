@@ -1,5 +1,6 @@
 import { HTTPError, onError, type H3Event, type Middleware } from "h3";
 import type { Logger } from "./log.ts";
+import { isPgNulRejection } from "./db/postgres/connection.ts";
 
 /**
  * The one catalogue of error codes tenantd answers with. Every non-2xx response body is
@@ -79,6 +80,7 @@ export function errorResponse(status: number, code: string, message: string, hea
 export function errorToResponse(error: HTTPError, event: H3Event, log: Logger): Response {
   const headers = new Headers(event.res.headers);
   error.headers?.forEach((v, k) => headers.set(k, v));
+  if (isPgNulRejection(error.cause ?? error)) return errorResponse(400, "invalid_request", "Text values must not contain the NUL character (\\u0000): remove it and send again.", headers);
   const known = HTTPError.isError(error) && !error.unhandled;
   const code = known ? (error.body?.error as string | undefined) ?? CODE_FOR_STATUS[error.status] : undefined;
   if (!known || !code || code === "internal_error") {

@@ -15,7 +15,13 @@ function newest(dir: string): number {
   return max;
 }
 
+// Both vitest projects (sqlite, postgres) list this setup; the first one builds.
+const BUILT = Symbol.for("tenantd.test.build");
+
 export default function setup(): void {
+  const state = globalThis as { [BUILT]?: true };
+  if (state[BUILT]) return;
+  state[BUILT] = true;
   let built = 0;
   try {
     built = statSync(join(root, "dist", "index.js")).mtimeMs;

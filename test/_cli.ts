@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { cleanEnv } from "./_helpers.ts";
+import { cleanEnv, cliStoreEnv } from "./_helpers.ts";
 
 const BIN = fileURLToPath(new URL("../bin/tenantd", import.meta.url));
 
@@ -10,10 +10,14 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the built CLI as a child process with stdout piped (not a terminal), as a script would. */
-export function runCli(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+/**
+ * Runs the built CLI as a child process with stdout piped (not a terminal), as a script would,
+ * on the store of its `--data-dir` (on PostgreSQL, that directory's test database).
+ */
+export async function runCli(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  const store = await cliStoreEnv(args);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...cleanEnv(), ...store, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

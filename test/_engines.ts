@@ -8,6 +8,13 @@ import { createPgRepositories } from "../src/db/postgres/index.ts";
 import type { Repositories } from "../src/db/repositories.ts";
 import { createTestDatabase } from "./_postgres.ts";
 
+/**
+ * The engine this project's backends run on (vitest.config.ts sets TENANTD_TEST_ENGINE per
+ * project). Files about one engine's own mechanism run in that engine's project only
+ * (SQLITE_ONLY in vitest.config.ts), naming the other engine's test.
+ */
+export const TEST_ENGINE: "sqlite" | "postgres" = process.env.TENANTD_TEST_ENGINE === "postgres" ? "postgres" : "sqlite";
+
 /** What both engines implement. */
 export type PortedRepositories = Repositories;
 

@@ -7,7 +7,7 @@ import { toNodeHandler } from "h3/node";
 import { afterEach, expect } from "vitest";
 import { createTenantBackend, type TenantBackend, type TenantBackendConfig } from "../src/index.ts";
 import { attachJsonClientErrors } from "../src/http/node-errors.ts";
-import { testStoreConfig } from "./_postgres.ts";
+import { knownStoreUrl, testStoreConfig } from "./_postgres.ts";
 
 /** Cheap argon2 for tests only; production keeps OWASP's defaults. */
 export const TEST_ARGON2 = { memoryCost: 1024, timeCost: 1, parallelism: 1 };
@@ -17,6 +17,11 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
+/** Runs `fn` after the current test, before the backends it used are closed. */
+export function afterThisTest(fn: () => unknown): void {
+  cleanups.push(fn);
+}
+
 /** Environment variables tenantd reads; tests run without them, as on a fresh machine. */
 const TENANTD_ENV = /^(TENANTD_|NODE_ENV$|PORT$|HOST$)/;
 
@@ -25,15 +30,32 @@ export function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !TENANTD_ENV.test(k)));
 }
 
-/** Runs `fn` (an in-process CLI command) with tenantd's variables removed from process.env. */
-export async function withCleanEnv<T>(fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` (an in-process CLI command) with tenantd's variables removed from process.env,
+ * but for `env` (e.g. `cliStoreEnv`), set for the call only.
+ */
+export async function withCleanEnv<T>(fn: () => Promise<T>, env: Record<string, string> = {}): Promise<T> {
   const saved = Object.entries(process.env).filter(([k]) => TENANTD_ENV.test(k));
   for (const [k] of saved) delete process.env[k];
+  Object.assign(process.env, env);
   try {
     return await fn();
   } finally {
+    for (const k of Object.keys(env)) delete process.env[k];
     for (const [k, v] of saved) process.env[k] = v;
   }
+}
+
+/**
+ * The environment a CLI command needs to reach the store of the `--data-dir` in its
+ * arguments: nothing on SQLite (the directory holds it), on PostgreSQL the URL of the
+ * database the test backends on that directory use. A directory no backend of this test
+ * used keeps its own SQLite store, as the CLI tests of fresh directories expect.
+ */
+export async function cliStoreEnv(args: string[]): Promise<Record<string, string>> {
+  const at = args.indexOf("--data-dir");
+  const url = at >= 0 && at + 1 < args.length ? await knownStoreUrl(args[at + 1]!) : undefined;
+  return url ? { TENANTD_DATABASE_URL: url } : {};
 }
 
 /** A fresh temp folder, removed after the test. */

@@ -17,7 +17,17 @@ import { migrate } from "../src/db/postgres/migrations.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     postgresUrl: string;
+    postgresTemplate: TemplateShape;
   }
+}
+
+/** What a test database holds when it is fresh: what a reset brings it back to. */
+export interface TemplateShape {
+  tables: string[];
+  indexes: string[];
+  sequences: string[];
+  /** Rows the migrations write (versions, counters), by table, as JSON. */
+  rows: Record<string, string>;
 }
 
 const USER = "tenantd";
@@ -109,13 +119,17 @@ export async function startPostgres(): Promise<{ url: string; stop: () => Promis
 
 /** A migrated database test databases are copied from: a copy is faster than migrating each. */
 export const TEMPLATE_DATABASE = "tenantd_template";
+/** In the server's `postgres` database: the names of test databases free for reuse. */
+export const POOL_TABLE = "tenantd_test_pool";
 
-async function createTemplate(serverUrl: string) {
+async function createTemplate(serverUrl: string): Promise<TemplateShape> {
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
     // A linguistic collation, as managed services default to (en_US.UTF-8): code that
     // forgets COLLATE "C" where byte order matters fails here, not only in production.
     await admin.unsafe(`CREATE DATABASE ${TEMPLATE_DATABASE} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`);
+    // Test databases given back, reset to the template's state, for the next backend (test/_postgres.ts).
+    await admin.unsafe(`CREATE TABLE ${POOL_TABLE} (name TEXT PRIMARY KEY)`);
   } finally {
     await admin.end();
   }
@@ -124,19 +138,44 @@ async function createTemplate(serverUrl: string) {
   const sql = connectPostgres(url.toString(), { max: 1 });
   try {
     await migrate(sql);
+    const tables = (await sql<{ tablename: string }[]>`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`).map((r) => r.tablename);
+    const indexes = (await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() ORDER BY indexname`).map((r) => r.indexname);
+    const sequences = (await sql<{ sequencename: string }[]>`SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema() ORDER BY sequencename`).map((r) => r.sequencename);
+    const rows: Record<string, string> = {};
+    for (const table of tables) {
+      const [r] = await sql.unsafe<{ rows: string | null }[]>(`SELECT json_agg(t)::text AS rows FROM "${table}" t`);
+      if (r?.rows) rows[table] = r.rows;
+    }
+    return { tables, indexes, sequences, rows };
   } finally {
     await sql.end();
   }
 }
 
-export default async function setup(project: TestProject) {
+/** One server per run, whichever projects ask for it (both vitest projects list this setup). */
+const SHARED = Symbol.for("tenantd.test.postgres");
+type Shared = { server: Promise<{ url: string; template: TemplateShape; stop: () => Promise<void> }>; users: number };
+
+async function startWithTemplate() {
   const server = await startPostgres();
   try {
-    await createTemplate(server.url);
+    return { ...server, template: await createTemplate(server.url) };
   } catch (e) {
     await server.stop();
     throw e;
   }
+}
+
+export default async function setup(project: TestProject) {
+  const state = globalThis as { [SHARED]?: Shared };
+  const shared = (state[SHARED] ??= { server: startWithTemplate(), users: 0 });
+  shared.users++;
+  const server = await shared.server;
   project.provide("postgresUrl", server.url);
-  return () => server.stop();
+  project.provide("postgresTemplate", server.template);
+  return async () => {
+    if (--shared.users > 0) return;
+    delete state[SHARED];
+    await server.stop();
+  };
 }

@@ -7,6 +7,7 @@ import { CLIENTS, providerSettings, REDIRECT, signInWith } from "./oauth-helpers
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
 import { BOUNDARY, multipart, sample } from "./files-helpers.ts";
 import { DEFAULTS, gift, PASSWORD, tenantFrom } from "./family-fixtures.ts";
+import { storeRows } from "./_store.ts";
 
 const SECRET_KEY = "sk_test_tenantd_fake";
 const WEBHOOK_SECRET = "whsec_tenantd_test";
@@ -30,20 +31,19 @@ afterEach(async () => {
 });
 
 /** Every row, in every table but the delivery log, holding any of `values` in any column. */
-function leftovers(t: TestBackend, values: string[]): Record<string, number> {
-  const db = t.backend.core.sqlite;
+async function leftovers(t: TestBackend, values: string[]): Promise<Record<string, number>> {
+  const db = storeRows(t.backend);
   const found: Record<string, number> = {};
-  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
-  for (const table of tables.filter((name) => !LOG_TABLES.has(name))) {
-    const columns = (db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string }[]).map((c) => c.name);
-    const where = columns.map((c) => `"${c}" IN (${values.map(() => "?").join(", ")})`).join(" OR ");
-    const n = db.prepare(`SELECT COUNT(*) FROM "${table}" WHERE ${where}`).pluck().get(...columns.flatMap(() => values)) as number;
-    if (n > 0) found[table] = n;
+  for (const { name, columns } of (await db.tables()).filter((table) => !LOG_TABLES.has(table.name))) {
+    // Compared as text: a value may sit in a column of any type (PostgreSQL compares only like types).
+    const where = columns.map((c) => `CAST("${c}" AS TEXT) IN (${values.map(() => "?").join(", ")})`).join(" OR ");
+    const n = await db.value<number>(`SELECT COUNT(*) FROM "${name}" WHERE ${where}`, ...columns.flatMap(() => values));
+    if (n > 0) found[name] = n;
   }
   return found;
 }
 
-const idsOf = (t: TestBackend, sql: string, tenantId: string) => t.backend.core.sqlite.prepare(sql).pluck().all(tenantId) as string[];
+const idsOf = (t: TestBackend, sql: string, tenantId: string) => storeRows(t.backend).column<string>(sql, tenantId);
 
 async function everything() {
   let now: () => number = Date.now;
@@ -129,15 +129,15 @@ describe("account deletion, everything a tenant owns", () => {
     expect((await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: inviter.email, password: PASSWORD } })).status).toBe(200);
 
     const owned = {
-      records: idsOf(t, "SELECT id FROM records WHERE tenant_id = ?", victim.id),
-      sessions: idsOf(t, "SELECT id FROM sessions WHERE tenant_id = ?", victim.id),
-      files: idsOf(t, "SELECT id FROM files WHERE tenant_id = ?", victim.id),
-      blobs: idsOf(t, "SELECT pathname FROM files WHERE tenant_id = ?", victim.id),
-      invites: idsOf(t, "SELECT id FROM invite_tokens WHERE tenant_id = ?", victim.id),
-      familyInvites: idsOf(t, "SELECT id FROM family_invites WHERE tenant_id = ?", victim.id),
+      records: await idsOf(t, "SELECT id FROM records WHERE tenant_id = ?", victim.id),
+      sessions: await idsOf(t, "SELECT id FROM sessions WHERE tenant_id = ?", victim.id),
+      files: await idsOf(t, "SELECT id FROM files WHERE tenant_id = ?", victim.id),
+      blobs: await idsOf(t, "SELECT pathname FROM files WHERE tenant_id = ?", victim.id),
+      invites: await idsOf(t, "SELECT id FROM invite_tokens WHERE tenant_id = ?", victim.id),
+      familyInvites: await idsOf(t, "SELECT id FROM family_invites WHERE tenant_id = ?", victim.id),
     };
     const values = [victim.id, ...Object.values(owned).flat()];
-    expect(Object.keys(leftovers(t, values)).sort()).toEqual(
+    expect(Object.keys(await leftovers(t, values)).sort()).toEqual(
       ["billing_customers", "billing_subscriptions", "billing_usage", "email_tokens", "family_invites", "family_members", "files", "invite_tokens", "oauth_accounts", "outbox", "records", "refresh_tokens", "sessions", "share_links", "tenants"].sort(),
     );
     const otherKeys = (await t.backend.core.storage.getKeys()).filter((k) => !owned.blobs.some((p) => k.replaceAll(":", "/").endsWith(p.replaceAll(":", "/"))));
@@ -146,7 +146,7 @@ describe("account deletion, everything a tenant owns", () => {
     const res = await as(victim, "POST", "/api/v1/tenants/me/delete");
     expect(res.status, res.text).toBe(200);
 
-    expect(leftovers(t, values)).toEqual({});
+    expect(await leftovers(t, values)).toEqual({});
     expect(await t.backend.core.storage.getKeys()).toEqual(otherKeys);
     expect(fake.store.subscriptions.get(subscription.id as string)!.status).toBe("canceled");
     expectError(await as(victim, "GET", "/api/v1/auth/me"), 401, "session_ended");
@@ -182,7 +182,7 @@ describe("account deletion, everything a tenant owns", () => {
 
     const res = await t.request("DELETE", `/api/v1/admin/apps/${t.app.id}/tenants/${member.id}`, { developer: b.dev });
     expect(res.status).toBe(204);
-    expect(leftovers(t, [member.id])).toEqual({});
+    expect(await leftovers(t, [member.id])).toEqual({});
     expect((await as(owner, "GET", "/api/v1/tenants/me/family/members")).body).toEqual({ members: [] });
     const listed = (await as(owner, "GET", "/api/v1/tenants/me/family-invites")).body;
     expect(listed.seats).toEqual({ limit: 2, used: 0, pending: 0, remaining: 2 });

@@ -1,19 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { developerSession, expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
+import { storeRows } from "./_store.ts";
 
 // The delivery log keeps the id of the tenant an event was about (that is its purpose);
 // every other table holding a tenant_id must be empty of the deleted tenant.
 const LOG_TABLES = new Set(["webhook_events", "webhook_deliveries"]);
 
 /** Rows that still name the tenant, per table, across every table with a tenant_id column. */
-function rowsOf(t: TestBackend, tenantId: string): { tenants: number; [table: string]: number } {
-  const db = t.backend.core.sqlite;
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]).filter(
-    (name) => !LOG_TABLES.has(name) && (db.prepare(`PRAGMA table_info("${name}")`).all() as { name: string }[]).some((c) => c.name === "tenant_id"),
-  );
-  const counts: { tenants: number; [table: string]: number } = { tenants: (db.prepare("SELECT COUNT(*) FROM tenants WHERE id = ?").pluck().get(tenantId) as number) };
-  for (const name of tables) counts[name] = db.prepare(`SELECT COUNT(*) FROM "${name}" WHERE tenant_id = ?`).pluck().get(tenantId) as number;
+async function rowsOf(t: TestBackend, tenantId: string): Promise<{ tenants: number; [table: string]: number }> {
+  const db = storeRows(t.backend);
+  const tables = (await db.tables()).filter((table) => !LOG_TABLES.has(table.name) && table.columns.includes("tenant_id")).map((table) => table.name);
+  const counts: { tenants: number; [table: string]: number } = { tenants: await db.value<number>("SELECT COUNT(*) FROM tenants WHERE id = ?", tenantId) };
+  for (const name of tables) counts[name] = await db.value<number>(`SELECT COUNT(*) FROM "${name}" WHERE tenant_id = ?`, tenantId);
   return counts;
 }
 
@@ -28,7 +27,7 @@ async function setup() {
 const deletedEvents = (rx: Awaited<ReturnType<typeof startReceiver>>) => rx.received.map((r) => JSON.parse(r.raw.toString("utf8")));
 
 async function expectGone(t: TestBackend, tenant: TestTenant) {
-  const counts = rowsOf(t, tenant.id);
+  const counts = await rowsOf(t, tenant.id);
   expect(Object.keys(counts)).toEqual(expect.arrayContaining(["tenants", "sessions", "email_tokens", "outbox"]));
   expect(Object.values(counts).every((n) => n === 0), JSON.stringify(counts)).toBe(true);
 }
@@ -39,7 +38,7 @@ describe("account deletion", () => {
     const tenant = await signupTenant(t);
     const bystander = await signupTenant(t);
     await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: tenant.email, password: "correct horse battery" } });
-    expect(rowsOf(t, tenant.id).sessions).toBe(2);
+    expect((await rowsOf(t, tenant.id)).sessions).toBe(2);
 
     const res = await t.request("POST", "/api/v1/tenants/me/delete", { bearer: tenant.bearer });
     expect(res.status).toBe(200);
@@ -69,7 +68,7 @@ describe("account deletion", () => {
     const stranger = await developerSession(t);
     expectError(await t.request("DELETE", path, { developer: stranger }), 404, "not_found");
     expectError(await t.request("DELETE", path), 401, "unauthorized");
-    expect(rowsOf(t, tenant.id).tenants).toBe(1);
+    expect((await rowsOf(t, tenant.id)).tenants).toBe(1);
 
     const res = await t.request("DELETE", path, { developer });
     expect(res.status).toBe(204);
@@ -91,7 +90,7 @@ describe("account deletion", () => {
     expectError(await t.request("DELETE", `/api/v1/admin/apps/${t.app.id}/tenants/${outsider.id}`, { developer }), 404, "not_found");
     // A bearer of the other app naming this app is refused, not a deletion here.
     expect((await t.request("POST", "/api/v1/tenants/me/delete", { bearer: { accessToken: outsider.accessToken, appId: t.app.id } })).status).toBe(401);
-    expect(rowsOf(t, outsider.id).tenants).toBe(1);
+    expect((await rowsOf(t, outsider.id)).tenants).toBe(1);
     expect(rx.received).toHaveLength(0);
   });
 
@@ -100,8 +99,8 @@ describe("account deletion", () => {
     const tenant = await signupTenant(t);
     const seen: number[] = [];
     let failNext = true;
-    t.backend.core.hooks.on("tenant.deleting", ({ tenantId }) => {
-      seen.push(rowsOf(t, tenantId).tenants);
+    t.backend.core.hooks.on("tenant.deleting", async ({ tenantId }) => {
+      seen.push((await rowsOf(t, tenantId)).tenants);
       if (failNext) {
         failNext = false;
         throw new Error("blob store unavailable");
@@ -109,7 +108,7 @@ describe("account deletion", () => {
     });
     const failed = await t.request("POST", "/api/v1/tenants/me/delete", { bearer: tenant.bearer });
     expectError(failed, 500, "internal_error");
-    expect(rowsOf(t, tenant.id).tenants).toBe(1);
+    expect((await rowsOf(t, tenant.id)).tenants).toBe(1);
 
     expect((await t.request("POST", "/api/v1/tenants/me/delete", { bearer: tenant.bearer })).status).toBe(200);
     expect(seen).toEqual([1, 1]);

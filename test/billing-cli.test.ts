@@ -1,4 +1,4 @@
-import { withCleanEnv } from "./_helpers.ts";
+import { cliStoreEnv, withCleanEnv } from "./_helpers.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCommand } from "citty";
 import planCommand from "../src/cli/plan.ts";
@@ -17,7 +17,8 @@ async function cli(cmd: typeof planCommand | typeof billingCommand, dataDir: str
     return true;
   });
   try {
-    await withCleanEnv(() => runCommand(cmd, { rawArgs: [...args, "--data-dir", dataDir, "--json"] }));
+    const rawArgs = [...args, "--data-dir", dataDir, "--json"];
+    await withCleanEnv(() => runCommand(cmd, { rawArgs }), await cliStoreEnv(rawArgs));
   } finally {
     spy.mockRestore();
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError, serveHttp } from "./_helpers.ts";
 import { dataBackend } from "./data-helpers.ts";
+import { storeRows } from "./_store.ts";
 
 describe("share links", () => {
   it("shares a record publicly until the link expires (410), by the injected clock", async () => {
@@ -17,7 +18,7 @@ describe("share links", () => {
       createdAt: new Date(now).toISOString(),
     });
     // Only the hash is stored.
-    const stored = t.backend.core.sqlite.prepare("SELECT token_hash FROM share_links").pluck().all() as string[];
+    const stored = await storeRows(t.backend).column<string>("SELECT token_hash FROM share_links");
     expect(stored).toHaveLength(1);
     expect(stored[0]).not.toContain(share.token);
 

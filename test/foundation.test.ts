@@ -2,43 +2,75 @@ import { describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createTenantBackend, ConfigError } from "../src/index.ts";
+import postgres from "postgres";
 import { MIGRATIONS } from "../src/db/sqlite/migrations.ts";
+import { PG_MIGRATIONS } from "../src/db/postgres/migrations.ts";
 import { developerSession, expectError, serveHttp, signupTenant, startBackend, tempDir, TEST_ARGON2 } from "./_helpers.ts";
+import { TEST_ENGINE } from "./_engines.ts";
+import { testStoreConfig } from "./_postgres.ts";
+import { storeRows } from "./_store.ts";
+
+/** The schema versions this engine's migrations write, and a store whose schema is newer. */
+const MIGRATED = TEST_ENGINE === "postgres" ? PG_MIGRATIONS.map((m) => m.version) : MIGRATIONS.map((m) => m.version);
+async function writeFutureSchemaVersion(dataDir: string) {
+  const store = await testStoreConfig(dataDir);
+  if (store.config.database) {
+    const sql = postgres(store.config.database.url, { max: 1, onnotice: () => {} });
+    await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)`;
+    await sql.end();
+  } else {
+    const db = new Database(join(dataDir, "tenantd.db"));
+    db.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    db.prepare("INSERT INTO schema_migrations VALUES (999, 'future', 0)").run();
+    db.close();
+  }
+  return store;
+}
 
 describe("migrations", () => {
   it("create every table on a fresh database and record each version", async () => {
     const t = await startBackend();
-    const versions = t.backend.core.sqlite.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all();
-    expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
-    const tables = t.backend.core.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
-    expect(tables).toEqual(expect.arrayContaining(["apps", "developers", "tenants", "sessions"]));
-    expect(t.backend.core.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(t.backend.core.sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
+    const rows = storeRows(t.backend);
+    expect(await rows.column("SELECT version FROM schema_migrations ORDER BY version")).toEqual(MIGRATED);
+    expect((await rows.tables()).map((table) => table.name)).toEqual(expect.arrayContaining(["apps", "developers", "tenants", "sessions"]));
+    if (rows.engine === "sqlite") {
+      expect(t.backend.core.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(t.backend.core.sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
+    } else {
+      // PostgreSQL always logs ahead and always enforces foreign keys: the schema must declare them.
+      expect(await rows.value("SELECT COUNT(*) FROM information_schema.table_constraints WHERE constraint_type = 'FOREIGN KEY' AND table_name = 'sessions'")).toBeGreaterThan(0);
+    }
   });
 
   it("reopen an existing database without re-running migrations or losing data", async () => {
     const dataDir = tempDir();
-    const first = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2 });
-    const appId = first.defaultApp!.id;
-    await first.close();
-    const second = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2 });
+    const { config: store, drop } = await testStoreConfig(dataDir);
     try {
-      expect(second.defaultApp).toBeUndefined();
-      expect((await second.admin.listApps()).map((a) => a.id)).toEqual([appId]);
-      const rows = second.core.sqlite.prepare("SELECT COUNT(*) FROM schema_migrations").pluck().get();
-      expect(rows).toBe(MIGRATIONS.length);
+      const first = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2, ...store });
+      const appId = first.defaultApp!.id;
+      await first.close();
+      const second = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2, ...store });
+      try {
+        expect(second.defaultApp).toBeUndefined();
+        expect((await second.admin.listApps()).map((a) => a.id)).toEqual([appId]);
+        const rows = await storeRows(second).value("SELECT COUNT(*) FROM schema_migrations");
+        expect(rows).toBe(MIGRATED.length);
+      } finally {
+        await second.close();
+      }
     } finally {
-      await second.close();
+      await drop?.();
     }
   });
 
   it("refuse a database written by a newer tenantd", async () => {
     const dataDir = tempDir();
-    const db = new Database(join(dataDir, "tenantd.db"));
-    db.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-    db.prepare("INSERT INTO schema_migrations VALUES (999, 'future', 0)").run();
-    db.close();
-    await expect(createTenantBackend({ dataDir, logger: "silent" })).rejects.toThrow(/newer than this tenantd knows/);
+    const { config: store, drop } = await writeFutureSchemaVersion(dataDir);
+    try {
+      await expect(createTenantBackend({ dataDir, logger: "silent", ...store })).rejects.toThrow(/newer than this tenantd knows/);
+    } finally {
+      await drop?.();
+    }
   });
 });
 
@@ -249,7 +281,7 @@ describe("developer admin", () => {
     const token = await developerSession(t, "owner@example.com");
     const me = await t.request("GET", "/api/v1/developer/me", { developer: token });
     expect(me.body.developer.email).toBe("owner@example.com");
-    const stored = t.backend.core.sqlite.prepare("SELECT token_hash FROM developer_sessions").pluck().all() as string[];
+    const stored = await storeRows(t.backend).column<string>("SELECT token_hash FROM developer_sessions");
     expect(stored).not.toContain(token);
     expect((await t.request("POST", "/api/v1/developer/logout", { developer: token })).status).toBe(204);
     expectError(await t.request("GET", "/api/v1/developer/me", { developer: token }), 401, "unauthorized");
@@ -275,7 +307,7 @@ describe("developer admin", () => {
     expect(patched.status).toBe(200);
     expect(patched.body.app.settings.signupMode).toBe("closed");
     expect(patched.body.app.settings.billing.stripeSecretKey).toBe("[encrypted]");
-    const raw = t.backend.core.sqlite.prepare("SELECT settings FROM apps WHERE id = ?").pluck().get(id) as string;
+    const raw = await storeRows(t.backend).value<string>("SELECT settings FROM apps WHERE id = ?", id);
     expect(raw).not.toContain("sk_test_123");
 
     const badMode = await t.request("PATCH", `/api/v1/admin/apps/${id}`, { developer: token, body: { settings: { signupMode: "sometimes" } } });
@@ -360,9 +392,9 @@ describe("session housekeeping", () => {
     await t.request("POST", "/api/v1/auth/logout", { bearer: gone.bearer, body: {} });
     const db = t.backend.core.db;
     expect(await db.sessions.purge(t.clock() + 1)).toBe(1);
-    const left = t.backend.core.sqlite.prepare("SELECT tenant_id FROM sessions").pluck().all();
+    const left = await storeRows(t.backend).column("SELECT tenant_id FROM sessions");
     expect(left).toEqual([live.id]);
-    const tokens = t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM refresh_tokens").pluck().get();
+    const tokens = await storeRows(t.backend).value("SELECT COUNT(*) FROM refresh_tokens");
     expect(tokens).toBe(1);
     expect((await t.request("GET", "/api/v1/auth/me", { bearer: live.bearer })).status).toBe(200);
   });

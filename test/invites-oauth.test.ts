@@ -3,6 +3,7 @@ import type { TestTenant } from "./_helpers.ts";
 import { startFakeOAuth, type FakeOAuth } from "./fake-oauth.ts";
 import { CLIENTS, providerSettings, REDIRECT, signInWith } from "./oauth-helpers.ts";
 import { claimsOf, familyBackend } from "./family-fixtures.ts";
+import { storeRows } from "./_store.ts";
 
 let fake: FakeOAuth;
 let restoreFetch: () => void;
@@ -57,9 +58,9 @@ describe("social login with invites (the oauth invite hook)", () => {
     expect((await signInWith(f.t, fake, "google", { id: "g-a", email: "a@example.com", verified: true }, { inviteToken: a.token })).fragment.get("service_oauth")).toBe("success");
     const refused = await signInWith(f.t, fake, "google", { id: "g-b", email: "b@example.com", verified: true }, { inviteToken: b.token });
     expect(Object.fromEntries(refused.fragment)).toEqual({ service_oauth: "error", error: "seats_full" });
-    const db = f.t.backend.core.sqlite;
-    expect(db.prepare("SELECT COUNT(*) FROM tenants WHERE email = 'b@example.com'").pluck().get()).toBe(0);
-    expect(db.prepare("SELECT COUNT(*) FROM oauth_accounts WHERE provider_account_id = 'g-b'").pluck().get()).toBe(0);
+    const db = storeRows(f.t.backend);
+    expect(await db.value("SELECT COUNT(*) FROM tenants WHERE email = 'b@example.com'")).toBe(0);
+    expect(await db.value("SELECT COUNT(*) FROM oauth_accounts WHERE provider_account_id = 'g-b'")).toBe(0);
   });
 
   it("an invite token used through social login records who joined", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { billingBackend } from "./billing-fixtures.ts";
 import { gift, PASSWORD } from "./family-fixtures.ts";
+import { storeRows } from "./_store.ts";
 
 const PATH = "/api/v1/tenants/me/invite-tokens";
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -38,7 +39,7 @@ describe("invite tokens", () => {
     const { token: _plaintext, ...stored } = token;
     expect(listed.body).toEqual({ tokens: [stored], quota: { limit: 5, used: 1, remaining: 4 } });
     expect(listed.text).not.toContain(token.token);
-    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM invite_tokens WHERE token_hash = ?").pluck().get(token.token)).toBe(0);
+    expect(await storeRows(t.backend).value("SELECT COUNT(*) FROM invite_tokens WHERE token_hash = ?", token.token)).toBe(0);
     // Another tenant sees none of them and cannot delete them.
     const other = await signupTenant(t);
     expect((await c.list(other)).body).toEqual({ tokens: [], quota: { limit: 5, used: 0, remaining: 5 } });
@@ -120,7 +121,7 @@ describe("invite tokens", () => {
     const replies = await Promise.all(["race1@example.com", "race2@example.com", "race3@example.com"].map((e) => c.signup(e, token.token)));
     expect(replies.map((r) => r.status).sort()).toEqual([201, 400, 400]);
     for (const r of replies.filter((r) => r.status === 400)) expectError(r, 400, "invalid_token");
-    const count = t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM tenants WHERE email LIKE 'race%'").pluck().get();
+    const count = await storeRows(t.backend).value("SELECT COUNT(*) FROM tenants WHERE email LIKE 'race%'");
     expect(count).toBe(1);
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { expectError, signupTenant } from "./_helpers.ts";
 import { useFakeOAuth, authorize, begin, callback, CLIENTS, fragmentOf, me, oauthBackend, REDIRECT, signInWith } from "./oauth-helpers.ts";
 import { listProviders, setProvider, setRedirectUrls } from "../src/oauth/admin.ts";
+import { storeRows } from "./_store.ts";
 
 const fake = useFakeOAuth();
 
@@ -87,7 +88,7 @@ describe("starting a sign-in", () => {
   it("stores the state hashed and the PKCE verifier sealed", async () => {
     const t = await oauthBackend(fake);
     const state = new URL((await begin(t, "google")).location).searchParams.get("state")!;
-    const rows = t.backend.core.sqlite.prepare("SELECT state_hash, code_verifier, browser_hash FROM oauth_states").all() as Record<string, string>[];
+    const rows = await storeRows(t.backend).all<Record<string, string>>("SELECT state_hash, code_verifier, browser_hash FROM oauth_states");
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(state);
     // Sealed and bound to the app (AES-GCM associated data).
@@ -208,7 +209,7 @@ describe("linking rules", () => {
     const replies = await Promise.all(flows.map((f) => callback(t, f.back, f.started.cookie)));
     const ids = await Promise.all(replies.map(async (r) => (await me(t, fragmentOf(r).get("service_access_token")!)).body.tenant.id));
     expect(new Set(ids).size).toBe(1);
-    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM tenants WHERE email = ?").pluck().get("race@example.com")).toBe(1);
+    expect(await storeRows(t.backend).value("SELECT COUNT(*) FROM tenants WHERE email = ?", "race@example.com")).toBe(1);
   });
 
   it("a password account squatting a placeholder address blocks the sign-up cleanly, never links", async () => {
@@ -216,7 +217,7 @@ describe("linking rules", () => {
     const squatter = await signupTenant(t, { email: "twitter-777@oauth.invalid" });
     const { fragment } = await signInWith(t, fake, "twitter", { id: "777", email: null });
     expect(Object.fromEntries(fragment)).toEqual({ service_oauth: "error", error: "email_exists" });
-    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM oauth_accounts WHERE tenant_id = ?").pluck().get(squatter.id)).toBe(0);
+    expect(await storeRows(t.backend).value("SELECT COUNT(*) FROM oauth_accounts WHERE tenant_id = ?", squatter.id)).toBe(0);
   });
 
   it("Apple: an email only in the unsigned first-time user field is neither linked nor used as the address", async () => {
@@ -247,7 +248,7 @@ describe("linking rules", () => {
     const { fragment } = await signInWith(t, fake, "facebook", person());
     const id = (await me(t, fragment.get("service_access_token")!)).body.tenant.id;
     await t.backend.core.db.tenants.remove(t.app.id, id);
-    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM oauth_accounts").pluck().get()).toBe(0);
+    expect(await storeRows(t.backend).value("SELECT COUNT(*) FROM oauth_accounts")).toBe(0);
   });
 });
 
@@ -256,7 +257,7 @@ describe("provider settings administration (what the CLI calls)", () => {
     const t = await oauthBackend(fake);
     const core = t.backend.core;
     await setProvider(core, t.app.id, "microsoft", { clientId: "new-ms", clientSecret: "ms-shh", tenant: "organizations" });
-    const stored = core.sqlite.prepare("SELECT settings FROM apps WHERE id = ?").pluck().get(t.app.id) as string;
+    const stored = await storeRows(core).value<string>("SELECT settings FROM apps WHERE id = ?", t.app.id);
     expect(stored).not.toContain("ms-shh");
     const shown = await t.backend.admin.getApp(t.app.id);
     expect(JSON.stringify(shown.settings)).not.toContain("ms-shh");

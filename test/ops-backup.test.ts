@@ -11,6 +11,10 @@ async function run(args: string[], env: Record<string, string> = {}) {
   return { code, stdout: r.stdout(), stderr: r.stderr() };
 }
 
+// Backup and restore copy the SQLite file, so this file runs in the sqlite project only
+// (vitest.config.ts). On PostgreSQL both refuse and point at pg_dump / pg_restore:
+// postgres-cli.test.ts ("config print names the source and hides the URL's password; backup
+// refuses and points at pg_dump").
 describe("tenantd backup and restore", () => {
   it("a backup taken while 500 records are being written restores every record acknowledged before it started, integrity check passing", async () => {
     const dataDir = tempDir();

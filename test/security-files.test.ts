@@ -2,6 +2,7 @@ import { Agent, get, request, type ClientRequest, type IncomingMessage } from "n
 import { describe, expect, it } from "vitest";
 import { serveHttp, signupTenant } from "./_helpers.ts";
 import { BOUNDARY, DRIVERS, startFilesBackend } from "./files-helpers.ts";
+import { storeRows } from "./_store.ts";
 
 const MiB = 1024 * 1024;
 
@@ -175,7 +176,7 @@ describe("account deletion during uploads (review item 6)", () => {
     const dir = join(t.dataDir, "files", t.app.id, t.tenant.id);
     const left = existsSync(dir) ? readdirSync(dir) : [];
     expect(left).toEqual([]);
-    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM files WHERE tenant_id = ?").pluck().get(t.tenant.id)).toBe(0);
+    expect(await storeRows(t.backend).value("SELECT COUNT(*) FROM files WHERE tenant_id = ?", t.tenant.id)).toBe(0);
     // The tenant's token is refused on writes at once.
     expect((await t.upload({ filename: "late.txt", data: "late" })).status).toBe(401);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cleanEnv, startBackend, tempDir } from "./_helpers.ts";
@@ -35,9 +35,12 @@ describe("the store on disk", () => {
       await t.request("GET", "/api/v1/health");
       const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
       expect(mode(dir)).toBe("700");
-      expect(mode(join(dir, "tenantd.db"))).toBe("600");
-      expect(mode(join(dir, "tenantd.db-wal"))).toBe("600");
       expect(mode(join(dir, "secret.key"))).toBe("600");
+      // The database files are in the directory on SQLite only (PostgreSQL keeps its own).
+      if (t.backend.core.engine === "sqlite") {
+        expect(mode(join(dir, "tenantd.db"))).toBe("600");
+        expect(mode(join(dir, "tenantd.db-wal"))).toBe("600");
+      } else expect(existsSync(join(dir, "tenantd.db"))).toBe(false);
     } finally {
       process.umask(previous);
     }

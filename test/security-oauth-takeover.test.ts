@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { expectError, signupTenant } from "./_helpers.ts";
 import { tokenFromOutbox } from "./_email.ts";
 import { me, oauthBackend, signInWith, useFakeOAuth } from "./oauth-helpers.ts";
+import { storeRows } from "./_store.ts";
 
 const fake = useFakeOAuth();
 const PASSWORD = "correct horse battery";
@@ -35,7 +36,7 @@ describe("pre-account takeover through an unverified provider email (review item
       expect(tenant.id, provider).not.toBe(existing.id);
       expect(tenant.email, provider).toMatch(/@oauth\.invalid$/);
     }
-    expect(t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM oauth_accounts WHERE tenant_id = ?").pluck().get(existing.id)).toBe(0);
+    expect(await storeRows(t.backend).value("SELECT COUNT(*) FROM oauth_accounts WHERE tenant_id = ?", existing.id)).toBe(0);
   });
 
   it("proving the address (verify-email, password reset, verified provider) removes links made without a verified email and ends their sessions", async () => {
@@ -44,7 +45,7 @@ describe("pre-account takeover through an unverified provider email (review item
       const owner = await signupTenant(t);
       // A link made before this release on an unverified email (the shape the old code stored).
       await signInWith(t, fake, "discord", { id: `legacy-${proof}`, email: "someone-else@example.com", verified: false });
-      t.backend.core.sqlite.prepare("UPDATE oauth_accounts SET tenant_id = ? WHERE provider_account_id = ?").run(owner.id, `legacy-${proof}`);
+      await storeRows(t.backend).run("UPDATE oauth_accounts SET tenant_id = ? WHERE provider_account_id = ?", owner.id, `legacy-${proof}`);
       const attacker = await signInWith(t, fake, "discord", { id: `legacy-${proof}`, email: "someone-else@example.com", verified: false });
       expect((await me(t, attacker.fragment.get("service_access_token")!)).body.tenant.id).toBe(owner.id);
       if (proof === "verify") {
@@ -60,7 +61,7 @@ describe("pre-account takeover through an unverified provider email (review item
         await signInWith(t, fake, "google", { id: "g-owner", email: owner.email, verified: true });
       }
       expectError(await me(t, attacker.fragment.get("service_access_token")!), 401, "session_ended");
-      const links = t.backend.core.sqlite.prepare("SELECT provider FROM oauth_accounts WHERE tenant_id = ?").pluck().all(owner.id);
+      const links = await storeRows(t.backend).column("SELECT provider FROM oauth_accounts WHERE tenant_id = ?", owner.id);
       expect(links, proof).toEqual(proof === "provider" ? ["google"] : []);
       // The attacker's provider account no longer reaches the owner's account.
       const back = await signInWith(t, fake, "discord", { id: `legacy-${proof}`, email: "someone-else@example.com", verified: false });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, startBackend } from "./_helpers.ts";
 import { refresh } from "./_auth.ts";
+import { storeRows } from "./_store.ts";
 
 describe("refresh rotation is idempotent inside the grace window (review item 2)", () => {
   it("a repeat of the same refresh token within the window returns the successor already issued, never a sibling chain", async () => {
@@ -13,7 +14,7 @@ describe("refresh rotation is idempotent inside the grace window (review item 2)
     expect(repeat.status, repeat.text).toBe(200);
     expect(repeat.body.refreshToken).toBe(first.body.refreshToken);
     expect(repeat.headers.get("cache-control")).toBe("no-store");
-    const tokens = t.backend.core.sqlite.prepare("SELECT COUNT(*) FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE s.tenant_id = ?").pluck().get(tenant.id);
+    const tokens = await storeRows(t.backend).value("SELECT COUNT(*) FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE s.tenant_id = ?", tenant.id);
     expect(tokens).toBe(2);
   });
 

@@ -4,11 +4,13 @@ import { describe, expect, it } from "vitest";
 import { developerSession, expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { PASSWORD, refresh } from "./_auth.ts";
 import { SESSION_FRESHNESS_MS, sessionStates } from "../src/db/sqlite/session-state-cache.ts";
+import { storeRows } from "./_store.ts";
 
 /**
- * The tenant guard keeps session states in memory (src/db/sqlite/session-state-cache.ts). Every
- * way a session ends must refuse its access token on the very next request, although the
- * token's session was cached as live a moment before.
+ * On SQLite the tenant guard keeps session states in memory (src/db/sqlite/session-state-cache.ts).
+ * Every way a session ends must refuse its access token on the very next request, although the
+ * token's session was cached as live a moment before. PostgreSQL keeps no such cache (each
+ * request reads the session row), and every promise here holds there the same.
  */
 
 const me = (t: TestBackend, tenant: TestTenant) => t.request("GET", "/api/v1/auth/me", { bearer: tenant.bearer });
@@ -20,7 +22,7 @@ async function cachedLive(t: TestBackend, tenant: TestTenant) {
   expect((await t.request("GET", "/api/v1/data/notes", { bearer: tenant.bearer })).status).toBe(200);
   expect((await introspect(t, tenant)).body.active).toBe(true);
   const sid = JSON.parse(Buffer.from(tenant.accessToken.split(".")[1]!, "base64url").toString("utf8")).sid as string;
-  expect(sessionStates(t.backend.core.sqlite).size).toBeGreaterThan(0);
+  if (t.backend.core.engine === "sqlite") expect(sessionStates(t.backend.core.sqlite).size).toBeGreaterThan(0);
   return sid;
 }
 
@@ -83,11 +85,16 @@ describe("session state cache: revocation stays instant", () => {
     const t = await startBackend();
     const tenant = await signupTenant(t);
     const sid = await cachedLive(t, tenant);
-    const other = new Database(join(t.dataDir, "tenantd.db"));
-    try {
-      other.prepare("UPDATE sessions SET ended_at = ?, end_reason = 'logout' WHERE id = ?").run(t.clock(), sid);
-    } finally {
-      other.close();
+    // Another connection: a second SQLite handle on the file, or PostgreSQL's own connection.
+    if (t.backend.core.engine === "sqlite") {
+      const other = new Database(join(t.dataDir, "tenantd.db"));
+      try {
+        other.prepare("UPDATE sessions SET ended_at = ?, end_reason = 'logout' WHERE id = ?").run(t.clock(), sid);
+      } finally {
+        other.close();
+      }
+    } else {
+      await storeRows(t.backend).run("UPDATE sessions SET ended_at = ?, end_reason = 'logout' WHERE id = ?", t.clock(), sid);
     }
     t.clock.advance(SESSION_FRESHNESS_MS);
     await refused(t, tenant);
@@ -97,10 +104,11 @@ describe("session state cache: revocation stays instant", () => {
     const t = await startBackend();
     const tenant = await signupTenant(t);
     const sid = await cachedLive(t, tenant);
-    const db = t.backend.core.sqlite;
-    // Written on this connection without any tenantd code: the trigger still drops the entry.
-    db.prepare("UPDATE sessions SET expires_at = ? WHERE id = ?").run(t.clock() + 1000, sid);
-    expect(sessionStates(db).get(sid, t.clock())?.expiresAt).toBe(t.clock() + 1000);
+    // Written without any tenantd code (on SQLite, on tenantd's own connection: the trigger
+    // still drops the cached entry).
+    await storeRows(t.backend).run("UPDATE sessions SET expires_at = ? WHERE id = ?", t.clock() + 1000, sid);
+    if (t.backend.core.engine === "sqlite") expect(sessionStates(t.backend.core.sqlite).get(sid, t.clock())?.expiresAt).toBe(t.clock() + 1000);
+    expect((await me(t, tenant)).status).toBe(200);
     t.clock.advance(2000);
     expectError(await me(t, tenant), 401, "session_ended");
   });

@@ -4,6 +4,7 @@ import { pruneDeliveries } from "../src/webhooks/retention.ts";
 import { developerSession, expectError, signupTenant, startBackend, type TestBackend } from "./_helpers.ts";
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
 import { runCli } from "./_cli.ts";
+import { storeRows } from "./_store.ts";
 
 const insecure = { webhooks: { allowInsecure: true } };
 const DAY = 24 * 3600_000;
@@ -46,7 +47,7 @@ describe("a delivery's stored body", () => {
     expect(await verifyWebhook(`${res.body.body} `, got.headers, secret, { now })).toMatchObject({ ok: false, error: "bad_signature" });
 
     // At rest the body is sealed: the tenant's email does not sit in the log in plain text.
-    const dump = JSON.stringify(t.backend.core.sqlite.prepare("SELECT * FROM webhook_deliveries").all());
+    const dump = JSON.stringify(await storeRows(t.backend).all("SELECT * FROM webhook_deliveries"));
     expect(dump).toMatch(/enc:v1:/);
     expect(dump).not.toContain("body@example.com");
   });

@@ -3,7 +3,7 @@ import { runCommand } from "citty";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import webhook from "../src/cli/webhook.ts";
 import tenant from "../src/cli/tenant.ts";
-import { developerSession, signupTenant, startBackend } from "./_helpers.ts";
+import { cliStoreEnv, developerSession, signupTenant, startBackend } from "./_helpers.ts";
 import { finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
 
 afterEach(() => {
@@ -18,6 +18,8 @@ async function cli(cmd: Parameters<typeof runCommand>[0], args: string[]): Promi
     out += String(chunk);
     return true;
   });
+  // On PostgreSQL, the database of the backend on that data directory (undone after the test).
+  for (const [k, v] of Object.entries(await cliStoreEnv(args))) vi.stubEnv(k, v);
   try {
     await runCommand(cmd, { rawArgs: args });
   } finally {

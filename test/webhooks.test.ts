@@ -5,6 +5,8 @@ import { describe, expect, it, vi } from "vitest";
 import { createCore } from "../src/core.ts";
 import { developerSession, expectError, signupTenant, startBackend, tempDir, testClock, TEST_ARGON2, type TestBackend } from "./_helpers.ts";
 import { configureWebhook, finishedDeliveries, startReceiver, type Received } from "./_webhook-receiver.ts";
+import { storeRows } from "./_store.ts";
+import { testStoreConfig } from "./_postgres.ts";
 
 const insecure = { webhooks: { allowInsecure: true } };
 const configPath = (appId: string) => `/api/v1/admin/apps/${appId}/event-webhook-config`;
@@ -71,9 +73,9 @@ describe("webhook configuration", () => {
   it("stores the secret sealed, not in plain text", async () => {
     const { t, developer, rx } = await setup();
     const secret = await configureWebhook(t, developer, rx.url);
-    const row = t.backend.core.sqlite.prepare("SELECT secret_sealed FROM webhook_configs WHERE app_id = ?").get(t.app.id) as { secret_sealed: string };
-    expect(row.secret_sealed).toMatch(/^enc:v2:/);
-    expect(row.secret_sealed).not.toContain(secret);
+    const [row] = await storeRows(t.backend).all<{ secret_sealed: string }>("SELECT secret_sealed FROM webhook_configs WHERE app_id = ?", t.app.id);
+    expect(row!.secret_sealed).toMatch(/^enc:v2:/);
+    expect(row!.secret_sealed).not.toContain(secret);
   });
 
   it.each([
@@ -170,7 +172,7 @@ describe("deliveries", () => {
       finishedAt: "2026-01-15T12:00:00.000Z",
     });
     // The verification token left the queue with the event; the log does not keep it.
-    const dump = JSON.stringify(t.backend.core.sqlite.prepare("SELECT * FROM webhook_deliveries").all());
+    const dump = JSON.stringify(await storeRows(t.backend).all("SELECT * FROM webhook_deliveries"));
     expect(dump).not.toContain("vt_123");
   });
 
@@ -353,7 +355,8 @@ describe("the queue across restarts", () => {
     await setupRun.backend.close();
 
     // A process that claimed the event and died before recording the outcome.
-    const crashed = createCore({ dataDir, logger: "silent", bootstrap: false, argon2: TEST_ARGON2, clock: testClock() });
+    // On the same store as the backends (the same PostgreSQL database for this data directory).
+    const crashed = createCore({ dataDir, logger: "silent", bootstrap: false, argon2: TEST_ARGON2, clock: testClock(), ...(await testStoreConfig(dataDir)).config });
     const app = (await crashed.db.apps.findById(setupRun.app.id))!;
     await crashed.hooks.emit("tenant.deleted", { app, tenantId: tenant.id, email: tenant.email, locale: "en", reason: "admin_delete" });
     expect(await crashed.db.webhooks.claim(10, crashed.clock())).toHaveLength(1);

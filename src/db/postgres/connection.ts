@@ -49,3 +49,11 @@ export function isPgUniqueViolation(e: unknown): boolean {
 export function isPgForeignKeyViolation(e: unknown): boolean {
   return e instanceof postgres.PostgresError && e.code === "23503";
 }
+
+/**
+ * PostgreSQL refused a text value holding the NUL character (U+0000), which its text types
+ * cannot store (SQLite can): the client's input, not a server fault.
+ */
+export function isPgNulRejection(e: unknown): boolean {
+  return e instanceof postgres.PostgresError && e.code === "22021" && /0x00/.test(e.message);
+}

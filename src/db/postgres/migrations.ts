@@ -2,6 +2,7 @@ import type { PgSql } from "./connection.ts";
 import { initialSchema } from "./schema.ts";
 import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
 import { sharedStateSchema } from "./schema-3.ts";
+import { listOrderIndexesSchema } from "./schema-4.ts";
 
 export interface PgMigration {
   version: number;
@@ -17,6 +18,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 1, name: "initial", sql: initialSchema },
   { version: 2, name: "security-dashboard-delivery-bodies", sql: securityDashboardDeliveriesSchema },
   { version: 3, name: "shared-state", sql: sharedStateSchema },
+  { version: 4, name: "list-order-indexes", sql: listOrderIndexesSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */
