@@ -23,6 +23,8 @@ const BOTH_ENGINES_ALREADY = ["test/postgres-*.test.ts"];
  *   (data-indexes, postgres-records), the in-memory record counts and entitlements that
  *   PostgreSQL does not keep (its quotas and usage limits: security-quotas, billing, family),
  *   copying the SQLite file for backup (postgres-cli: the pg_dump refusal);
+ * - both engines already, by their own choice: store copy builds its SQLite source and its
+ *   PostgreSQL targets itself (in the postgres project its fixtures would come from PostgreSQL);
  * - no store at all, or a child process on a fresh directory whose engine the switch does not
  *   reach (types, docs, the client bundle, the packed tarball, a newcomer's first commands):
  *   a second run would be the same SQLite run again. serve, the CLI and the API on PostgreSQL
@@ -32,6 +34,7 @@ const SQLITE_ONLY = [
   "test/data-auto-indexes.test.ts",
   "test/perf-caches.test.ts",
   "test/ops-backup.test.ts",
+  "test/store-copy.test.ts",
   "test/client-bundle.test.ts",
   "test/client-types.test.ts",
   "test/public-types.test.ts",
