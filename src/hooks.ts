@@ -1,5 +1,4 @@
-import type { AppRow } from "./db/types.ts";
-import type { TenantRow } from "./db/types.ts";
+import type { AppRow, TenantRow } from "./db/types.ts";
 import type { OAuthProviderName } from "./apps/settings.ts";
 
 /**

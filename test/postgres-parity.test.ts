@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { readSettings as parseSettings } from "../src/apps/settings.ts";
-import type { AppRow } from "../src/db/types.ts";
-import type { PlanRow } from "../src/db/types.ts";
-import type { InviteRow } from "../src/db/types.ts";
+import type { AppRow, PlanRow, InviteRow } from "../src/db/types.ts";
 import { postgresEngine, sqliteEngine, type Engine, type PortedRepositories } from "./_engines.ts";
 
 /**

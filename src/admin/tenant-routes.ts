@@ -12,8 +12,7 @@ import { listRecords, RECORD_LIMITS } from "../data/records.ts";
 import { deleteFile, requireOwnFile, toFileInfo } from "../files/service.ts";
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
-import type { AppRow } from "../db/types.ts";
-import type { TenantRow } from "../db/types.ts";
+import type { AppRow, TenantRow } from "../db/types.ts";
 
 const whole = (min: number, max: number, name: string) =>
   v.pipe(v.string(`${name} must appear once`), v.regex(/^\d{1,16}$/, `${name} must be a whole number`), v.transform(Number), v.minValue(min, `${name} must be at least ${min}`), v.maxValue(max, `${name} must be at most ${max}`));

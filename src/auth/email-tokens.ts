@@ -1,8 +1,7 @@
 import { hashToken, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { ConsumeOutcome, EmailTokenPurpose } from "../db/types.ts";
+import type { AppRow, ConsumeOutcome, EmailTokenPurpose } from "../db/types.ts";
 
 export const EMAIL_TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
   verify: 24 * 3600 * 1000,

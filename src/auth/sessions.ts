@@ -1,8 +1,7 @@
 import { newId, newToken, hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { NewSession, TenantRow } from "../db/types.ts";
+import type { AppRow, NewSession, TenantRow } from "../db/types.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "./access-token.ts";
 
 export const REFRESH_TTL_SECONDS = 90 * 24 * 3600;

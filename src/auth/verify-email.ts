@@ -1,8 +1,7 @@
 import { hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { TenantRow } from "../db/types.ts";
+import type { AppRow, TenantRow } from "../db/types.ts";
 import { emailLink, queueTenantEmail } from "../email/tenant-email.ts";
 import { issueEmailToken, requireConsumed } from "./email-tokens.ts";
 import { toLocale } from "./signup.ts";

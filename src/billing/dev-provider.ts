@@ -1,6 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { DevSessionRow, PlanRow } from "../db/types.ts";
+import type { AppRow, DevSessionRow, PlanRow } from "../db/types.ts";
 import { hashToken, newId, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { addInterval } from "./periods.ts";

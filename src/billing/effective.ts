@@ -1,7 +1,6 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
+import type { AppRow, PlanRow, SubscriptionRow } from "../db/types.ts";
 
-import type { PlanRow, SubscriptionRow } from "../db/types.ts";
 import { toIso } from "../clock.ts";
 import { devPeriodEnd } from "./periods.ts";
 import type { Subscription } from "../types/resources.ts";

@@ -1,7 +1,6 @@
 import * as v from "valibot";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { TenantRow } from "../db/types.ts";
+import type { AppRow, TenantRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { parseInput } from "../http/body.ts";
 import { toIso } from "../clock.ts";

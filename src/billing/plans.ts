@@ -1,7 +1,6 @@
 import * as v from "valibot";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { PlanRow } from "../db/types.ts";
+import type { AppRow, PlanRow } from "../db/types.ts";
 import { newId } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";

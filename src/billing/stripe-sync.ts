@@ -1,7 +1,6 @@
 import type Stripe from "stripe";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { PlanRow } from "../db/types.ts";
+import type { AppRow, PlanRow } from "../db/types.ts";
 import { callStripe, isStripeMissing, requireStripe, stripeFor } from "./stripe.ts";
 import { requirePlan } from "./plans.ts";
 

@@ -1,6 +1,5 @@
 import type { Core } from "./core.ts";
-import type { Session } from "./types.ts";
-import type { FamilyConsumed, FamilyInviteCreated, FamilyInviteList, FamilyInviteRevoked, FamilyMembers, FamilyReplaced, InviteQuota, InviteTokenCreated, InviteTokenList } from "./types.ts";
+import type { Session, FamilyConsumed, FamilyInviteCreated, FamilyInviteList, FamilyInviteRevoked, FamilyMembers, FamilyReplaced, InviteQuota, InviteTokenCreated, InviteTokenList } from "./types.ts";
 
 const tenant = { auth: "tenant" } as const;
 

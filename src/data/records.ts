@@ -1,8 +1,6 @@
 import type { Core } from "../core.ts";
 import type { TenantAuth } from "../http/guards.ts";
-import type { AppRow } from "../db/types.ts";
-import type { RecordScope } from "../db/types.ts";
-import type { RecordRow } from "../db/types.ts";
+import type { AppRow, RecordScope, RecordRow } from "../db/types.ts";
 
 import { COLLECTION_NAME } from "../apps/settings.ts";
 import { fail } from "../errors.ts";

@@ -1,6 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { TenantRow } from "../db/types.ts";
+import type { AppRow, TenantRow } from "../db/types.ts";
 import { toLocale } from "../auth/signup.ts";
 import { mailerFor } from "./mailer.ts";
 import { renderEmail, type EmailKind } from "./templates.ts";

@@ -2,14 +2,14 @@ import type { TenantBackendConfig } from "../config.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 
+/** Set by `tenantd serve`, whose banner says the same to a person: the log lines are for embedders. */
+export const SERVE_BANNER = Symbol("tenantd.serveBanner");
+
 /**
  * What an embedder must know once, on start: the default app's id and publishable key (only
  * this start has them: `backend.defaultApp` is undefined on every later one), and that links
  * point at the default base URL when `publicUrl` was not set.
  */
-/** Set by `tenantd serve`, whose banner says the same to a person: the log lines are for embedders. */
-export const SERVE_BANNER = Symbol("tenantd.serveBanner");
-
 export function announceStart(core: Core, input: TenantBackendConfig & { [SERVE_BANNER]?: true }, defaultApp: AppRow | undefined): void {
   if (input[SERVE_BANNER]) return;
   if (defaultApp) {

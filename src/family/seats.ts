@@ -1,6 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { TenantRow } from "../db/types.ts";
+import type { AppRow, TenantRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { effectiveEntitlements } from "../billing/effective.ts";
 import { entitlementLimit } from "../invites/shape.ts";

@@ -3,8 +3,7 @@ import { clientKey, resolveClientAddress } from "./trust-proxy.ts";
 import { fail } from "../errors.ts";
 import { constantTimeEqual, hashToken } from "../crypto/random.ts";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { DeveloperRow } from "../db/types.ts";
+import type { AppRow, DeveloperRow } from "../db/types.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
 export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {

@@ -1,6 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { InTransactionStep } from "../db/types.ts";
+import type { AppRow, InTransactionStep } from "../db/types.ts";
 import { hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { familySeatLimit } from "../family/seats.ts";

@@ -1,7 +1,5 @@
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { TenantRow } from "../db/types.ts";
-import type { OAuthLink } from "../db/types.ts";
+import type { AppRow, TenantRow, OAuthLink } from "../db/types.ts";
 import type { OAuthProviderName } from "../apps/settings.ts";
 import { hashToken, newId } from "../crypto/random.ts";
 import { fail } from "../errors.ts";

@@ -1,8 +1,7 @@
 import { isIP } from "node:net";
 import * as v from "valibot";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { WebhookConfigRow } from "../db/types.ts";
+import type { AppRow, WebhookConfigRow } from "../db/types.ts";
 import { newToken } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { fail } from "../errors.ts";

@@ -1,7 +1,6 @@
 import * as v from "valibot";
 import type { Core } from "../core.ts";
-import type { AppRow } from "../db/types.ts";
-import type { DeliveryRow, DeliveryStatus } from "../db/types.ts";
+import type { AppRow, DeliveryRow, DeliveryStatus } from "../db/types.ts";
 import { toIso } from "../clock.ts";
 import { fail } from "../errors.ts";
 import { BODY_RETENTION_DAYS, DAY } from "./retention.ts";

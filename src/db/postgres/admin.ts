@@ -1,8 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import type { AdminRepository } from "../repositories.ts";
-import type { TenantSort, TenantSessionRow } from "../types.ts";
-import type { TenantRow } from "../types.ts";
-import type { DeliveryRow } from "../types.ts";
+import type { TenantSort, TenantSessionRow, TenantRow, DeliveryRow } from "../types.ts";
 import { DELIVERY } from "./webhooks.ts";
 import { TENANT_COLUMNS } from "./tenants.ts";
 

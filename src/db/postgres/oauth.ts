@@ -1,7 +1,6 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { OAuthRepository } from "../repositories.ts";
-import type { OAuthLink, OAuthStateRow, LinkedAccount } from "../types.ts";
-import type { TenantRow } from "../types.ts";
+import type { OAuthLink, OAuthStateRow, LinkedAccount, TenantRow } from "../types.ts";
 import { stepCall } from "./steps.ts";
 import { TENANT_COLUMNS } from "./tenants.ts";
 

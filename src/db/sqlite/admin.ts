@@ -1,8 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
 import { toTenant } from "./tenants.ts";
-import type { TenantRow, TenantSearch, TenantSessionRow, TenantSort } from "../types.ts";
+import type { TenantRow, TenantSearch, TenantSessionRow, TenantSort, DeliveryRow, DeliveryStatus, RawDelivery } from "../types.ts";
 import { DELIVERY_LIST_COLUMNS, toDelivery } from "./webhooks.ts";
-import type { DeliveryRow, DeliveryStatus, RawDelivery } from "../types.ts";
 
 const ORDER: Record<TenantSort, string> = {
   createdAt: "t.created_at ASC, t.id ASC",

@@ -2,10 +2,9 @@ import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
 import { orderSql, whereSql } from "./records-sql.ts";
-import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow } from "../types.ts";
+import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
-import type { AutoIndexInfo } from "../types.ts";
 import { createTotalsCache } from "./records-totals.ts";
 import { UniqueConflict, valueAtPath } from "../shared.ts";
 
