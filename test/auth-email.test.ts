@@ -183,8 +183,6 @@ describe("developer's resend verification", () => {
     const t = await startBackend();
     const dev = await developerSession(t);
     const tenant = await signupTenant(t, { email: "t@example.com" });
-    // The sign-up's email is stored before the resend is asked for: queued emails are sent
-    // concurrently, and on PostgreSQL two sent at once may be stored in either order.
     expect(await outboxFor(t, "t@example.com")).toHaveLength(1);
     const path = (appId: string, tenantId: string) => `/api/v1/admin/apps/${appId}/tenants/${tenantId}/resend-verification`;
     return { t, dev, tenant, path };
@@ -307,5 +305,25 @@ describe("development outbox log", () => {
     const [message] = await outboxFor(t, "log@example.com");
     expect(lines.some((l) => l.includes("log@example.com") && l.includes(message!.link!))).toBe(true);
     expect(lines.join("\n")).not.toContain("secret password 1");
+  });
+});
+
+describe("development outbox order", () => {
+  it("lists emails newest first in the order they were sent, so the newest verification link is the one that works", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t, { email: "order@example.com" });
+    const mailer = mailerFor(t.backend.core);
+    const subjects = Array.from({ length: 30 }, (_, i) => `message ${i}`);
+    for (const subject of subjects) {
+      mailer.queue(() => ({ appId: t.app.id, tenantId: null, kind: "note", locale: "en", from: "a@example.com", to: "many@example.com", subject, text: subject, html: subject, link: null }));
+    }
+    expect((await outboxFor(t, "many@example.com")).map((m) => m.subject)).toEqual(subjects.toReversed());
+
+    // Resent by the tenant, then at once by the developer: the second replaces the first's token.
+    const dev = await developerSession(t);
+    expect((await t.request("POST", "/api/v1/auth/resend-verification", { bearer: tenant.bearer, body: {} })).status).toBe(200);
+    expect((await t.request("POST", `/api/v1/admin/apps/${t.app.id}/tenants/${tenant.id}/resend-verification`, { developer: dev })).status).toBe(200);
+    expect((await outboxFor(t, "order@example.com")).map((m) => m.kind)).toEqual(["verify", "verify", "verify"]);
+    expect((await verify(t, await tokenFromOutbox(t, "order@example.com", "verify"))).status).toBe(200);
   });
 });

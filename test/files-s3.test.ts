@@ -1,10 +1,11 @@
-import { createServer } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { createTenantBackend, ConfigError } from "../src/index.ts";
 import { createS3Bucket } from "../src/files/s3.ts";
 import type { Logger } from "../src/log.ts";
-import { expectError, signupTenant, tempDir } from "./_helpers.ts";
+import { afterThisTest, expectError, signupTenant, tempDir } from "./_helpers.ts";
 import { BOUNDARY, DRIVERS, multipart, sample, startFilesBackend } from "./files-helpers.ts";
 import { s3Client, s3Env, s3Server, s3Storage } from "./_s3.ts";
 import { serve, spawnCli } from "./_serve.ts";
@@ -81,7 +82,9 @@ describe("files on S3", () => {
   test("a range is read from S3 as a range: 206 with the right headers, also near the end of a 10 MiB file", async () => {
     const t = await startFilesBackend(S3);
     const data = randomBytes(10 * MiB);
-    const { url } = (await t.upload({ filename: "big.bin", data })).body.file;
+    const up = await t.upload({ filename: "big.bin", data });
+    expect(up.status, up.text).toBe(201);
+    const { url } = up.body.file;
     for (const [range, start, end] of [["bytes=5242880-5242889", 5242880, 5242889], ["bytes=-3", 10 * MiB - 3, 10 * MiB - 1], ["bytes=10485000-", 10485000, 10 * MiB - 1]] as const) {
       const res = await t.fetchPublic(url, { range });
       expect({ range, status: res.status, contentRange: res.headers.get("content-range"), length: res.headers.get("content-length"), same: res.bytes.equals(data.subarray(start, end + 1)) }).toEqual({
@@ -133,6 +136,59 @@ describe("files on S3", () => {
     expect((await t.request("GET", `/api/v1/files/${file.id}`, { bearer: t.tenant.bearer })).status).toBe(200);
     expect(logger.text()).toContain("NoSuchBucket");
     expect(logger.text()).not.toContain(storage.secretAccessKey);
+  });
+});
+
+/**
+ * An S3 endpoint that answers the first `failures` object writes with 503 SlowDown (after
+ * reading part of the body, as a busy S3 does) and passes everything else to the local server.
+ */
+async function flakyS3(failures: number): Promise<{ endpoint: string; refused: () => number }> {
+  const target = new URL(s3Server().endpoint);
+  let refused = 0;
+  const server = createHttpServer((req, res) => {
+    const isWrite = req.method === "PUT" && new URL(req.url!, "http://x").pathname.split("/").filter(Boolean).length > 1;
+    if (isWrite && refused < failures) {
+      refused++;
+      req.once("data", () => {
+        res.writeHead(503, { "content-type": "application/xml", connection: "close" });
+        res.end("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>");
+        req.destroy();
+      });
+      return;
+    }
+    const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode!, up.headers);
+      up.pipe(res);
+    });
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  afterThisTest(() => new Promise((r) => server.close(r)));
+  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, refused: () => refused };
+}
+
+describe("S3 failing for a moment", () => {
+  test("an upload S3 refuses twice with 503 SlowDown is sent again from the start and stored whole", async () => {
+    const flaky = await flakyS3(2);
+    const storage = await s3Storage({ endpoint: flaky.endpoint });
+    const t = await startFilesBackend(S3, { storage });
+    const data = randomBytes(3 * MiB);
+    const up = await t.upload({ filename: "retry.bin", data });
+    expect(up.status, up.text).toBe(201);
+    expect(flaky.refused()).toBe(2);
+    const res = await object(storage.bucket!, up.body.file.pathname);
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+  });
+
+  test("an upload S3 keeps refusing answers 503 unavailable, and no row is left", async () => {
+    const flaky = await flakyS3(Infinity);
+    const t = await startFilesBackend(S3, { storage: await s3Storage({ endpoint: flaky.endpoint }) });
+    expectError(await t.upload({ filename: "never.bin", data: randomBytes(1 * MiB) }), 503, "unavailable");
+    expect(flaky.refused()).toBe(4);
+    expect(await t.backend.core.db.files.usedBytes(t.app.id, t.tenant.id)).toBe(0);
+    expect(await t.storedKeys()).toEqual([]);
   });
 });
 

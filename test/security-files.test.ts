@@ -24,11 +24,11 @@ function trickleUpload(url: string, bearer: { accessToken: string; appId: string
     method: "POST",
     headers: { authorization: `Bearer ${bearer.accessToken}`, "x-service-app": bearer.appId, "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
   });
-  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+  const answer = new Promise<{ status: number; body: any; retryAfter?: string }>((resolve, reject) => {
     req.on("response", (res) => {
       let text = "";
       res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text), retryAfter: res.headers["retry-after"] }));
     });
     req.on("error", reject);
   });
@@ -110,14 +110,13 @@ describe("uploads hold no server-wide slot while the body arrives (review item 5
   it("caps uploads in flight per tenant with 429 and retry-after, other tenants unaffected", async () => {
     const t = await startFilesBackend(DRIVERS[0]);
     const { url } = await serveHttp(t.backend);
-    const slow = Array.from({ length: 8 }, () => trickleUpload(url, t.tenant.bearer));
-    for (const s of slow) s.send("a");
-    // Wait until the eight are in flight (their part headers were read).
-    await new Promise((r) => setTimeout(r, 300));
-    const ninth = trickleUpload(url, t.tenant.bearer);
-    ninth.finish();
-    const refused = await ninth.answer;
-    expect({ status: refused.status, error: refused.body.error }).toEqual({ status: 429, error: "rate_limited" });
+    // Nine slow uploads of one tenant: eight are taken and stay in flight, whichever arrives
+    // last is refused at once, and it is the only one answered while the eight trickle.
+    const nine = Array.from({ length: 9 }, () => trickleUpload(url, t.tenant.bearer));
+    for (const s of nine) s.send("a");
+    const first = await Promise.race(nine.map((s, i) => s.answer.then((answer) => ({ i, answer }))));
+    expect({ status: first.answer.status, error: first.answer.body.error, retryAfter: first.answer.retryAfter }).toEqual({ status: 429, error: "rate_limited", retryAfter: "1" });
+    const slow = nine.filter((_, i) => i !== first.i);
     const other = await signupTenant(t);
     expect((await t.upload({ filename: "ok.txt", data: "fine" }, other)).status).toBe(201);
     for (const s of slow) s.finish();

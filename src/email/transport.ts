@@ -46,26 +46,36 @@ async function smtpTransport(core: Core): Promise<EmailTransport> {
  * link logged, so a person can follow it without a mail server.
  */
 function outboxTransport(core: Core): EmailTransport {
+  const insert = async (m: OutgoingEmail) => {
+    await core.db.outbox.insert({
+      id: newId("msg"),
+      appId: m.appId,
+      tenantId: m.tenantId,
+      kind: m.kind,
+      locale: m.locale,
+      to: m.to,
+      subject: m.subject,
+      text: m.text,
+      html: m.html,
+      link: m.link,
+      createdAt: core.clock(),
+    });
+    // In development the link is the point of the outbox (a person follows it instead of
+    // reading mail), so it passes redaction; in production a token-bearing link never reaches a log.
+    if (core.config.mode === "development") core.log.info(`email (outbox) to ${m.to}: ${m.subject}`, { url: m.link ? new ShownInLogs(m.link) : null });
+    else core.log.info(`email (outbox) to ${m.to}: ${m.subject}`, { kind: m.kind });
+  };
+  // One insert at a time, in the order the messages were queued: on PostgreSQL two inserts
+  // on two pooled connections may commit in either order, and the outbox lists newest
+  // first, so a second verification email could be listed under the first it replaced.
+  let previous: Promise<unknown> = Promise.resolve();
+  const store = (m: OutgoingEmail) => {
+    const done = previous.then(() => insert(m));
+    previous = done.catch(() => undefined);
+    return done;
+  };
   return {
-    async send(m) {
-      await core.db.outbox.insert({
-        id: newId("msg"),
-        appId: m.appId,
-        tenantId: m.tenantId,
-        kind: m.kind,
-        locale: m.locale,
-        to: m.to,
-        subject: m.subject,
-        text: m.text,
-        html: m.html,
-        link: m.link,
-        createdAt: core.clock(),
-      });
-      // In development the link is the point of the outbox (a person follows it instead of
-      // reading mail), so it passes redaction; in production a token-bearing link never reaches a log.
-      if (core.config.mode === "development") core.log.info(`email (outbox) to ${m.to}: ${m.subject}`, { url: m.link ? new ShownInLogs(m.link) : null });
-      else core.log.info(`email (outbox) to ${m.to}: ${m.subject}`, { kind: m.kind });
-    },
+    send: store,
     close() {},
   };
 }

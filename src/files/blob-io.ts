@@ -154,7 +154,7 @@ export interface SpoolFacts {
 export async function storeSpool(core: Core, spool: Spool, key: string, facts: SpoolFacts, whole: <T>(task: () => Promise<T>) => Promise<T>): Promise<void> {
   const s3 = s3Of(core.storage);
   if (s3) {
-    const body = facts.size === 0 ? new Uint8Array(0) : (Readable.toWeb(createReadStream(spool.path, { highWaterMark: 64 * 1024 })) as ReadableStream<Uint8Array>);
+    const body = facts.size === 0 ? new Uint8Array(0) : () => Readable.toWeb(createReadStream(spool.path, { highWaterMark: 64 * 1024 })) as ReadableStream<Uint8Array>;
     await s3.put(key, body, facts.size, facts.sha256, facts.headers);
     return;
   }

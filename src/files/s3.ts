@@ -31,8 +31,12 @@ export class S3Error extends Error {
 
 export interface S3Bucket {
   readonly options: S3Options;
-  /** Writes an object from a stream of `size` bytes whose SHA-256 (hex) is known, so S3 checks it. */
-  put(key: string, body: ReadableStream<Uint8Array> | Uint8Array, size: number, sha256: string, headers?: Record<string, string>): Promise<void>;
+  /**
+   * Writes an object of `size` bytes whose SHA-256 (hex) is known, so S3 checks it. A stream
+   * comes from a function that opens it, so a write S3 fails for a passing reason (5xx, 429,
+   * a reset connection) is sent again from the start.
+   */
+  put(key: string, body: (() => ReadableStream<Uint8Array>) | Uint8Array, size: number, sha256: string, headers?: Record<string, string>): Promise<void>;
   /** The object (bytes `start..end` inclusive with a range), or null when there is no such key. */
   get(key: string, range?: { start: number; end: number } | null): Promise<Response | null>;
   /** Removes the object; a key that is already gone is fine. */
@@ -64,17 +68,25 @@ const tag = (xml: string, name: string) => {
  */
 const SHORT_CALL_MS = 15_000;
 
+/** Attempts of one object write, and the first wait between them (doubled each time). */
+const PUT_ATTEMPTS = 4;
+const PUT_RETRY_MS = 100;
+
 export const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 export function createS3Bucket(options: S3Options): S3Bucket {
-  const client = new AwsClient({ accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey, service: "s3", region: options.region });
+  const keys = { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey, service: "s3", region: options.region };
+  const client = new AwsClient(keys);
+  // aws4fetch retries a 5xx by sending the same body again, which a consumed stream cannot
+  // be: writes go through a client that does not, and `put` retries with a reopened stream.
+  const writer = new AwsClient({ ...keys, retries: 0 });
   const base = `${options.endpoint.replace(/\/+$/, "")}/${encodeURIComponent(options.bucket)}`;
 
   /** Signs and sends; an error answer becomes an S3Error, except a 404 of an object when `missingOk`. */
-  async function call(url: string, init: RequestInit & { duplex?: "half" }, missingOk = false): Promise<Response | null> {
+  async function call(url: string, init: RequestInit & { duplex?: "half" }, missingOk = false, via = client): Promise<Response | null> {
     let res: Response;
     try {
-      res = await client.fetch(url, init);
+      res = await via.fetch(url, init);
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       throw new S3Error(0, "unreachable", `cannot reach S3 at ${options.endpoint} (${cause?.code ?? cause?.message ?? (e as Error).message})`);
@@ -89,13 +101,27 @@ export function createS3Bucket(options: S3Options): S3Bucket {
   return {
     options,
     async put(key, body, size, sha256, headers = {}) {
-      await call(`${base}/${encodeKey(key)}`, {
-        method: "PUT",
-        body: body as BodyInit,
-        duplex: "half",
-        // The payload hash is part of the signature: S3 refuses bytes that do not match it.
-        headers: { ...headers, "content-length": String(size), "x-amz-content-sha256": sha256 },
-      });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await call(
+            `${base}/${encodeKey(key)}`,
+            {
+              method: "PUT",
+              body: (typeof body === "function" ? body() : body) as BodyInit,
+              duplex: "half",
+              // The payload hash is part of the signature: S3 refuses bytes that do not match it.
+              headers: { ...headers, "content-length": String(size), "x-amz-content-sha256": sha256 },
+            },
+            false,
+            writer,
+          );
+          return;
+        } catch (e) {
+          const passing = e instanceof S3Error && (e.status === 0 || e.status === 429 || e.status >= 500);
+          if (!passing || attempt === PUT_ATTEMPTS) throw e;
+          await new Promise((r) => setTimeout(r, PUT_RETRY_MS * 2 ** (attempt - 1)));
+        }
+      }
     },
     async get(key, range) {
       const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end}` } : {};
