@@ -143,7 +143,7 @@ describe("exact under concurrency", () => {
     const t = await newTenant();
     const s = session();
     await db.sessions.create(t, "app1", s);
-    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-next-${i}`, sealed: `sealed-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: -1 }));
+    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-next-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: -1 }));
     const kinds = outcomes.map((o) => o.kind);
     expect(kinds.filter((k) => k === "rotated")).toHaveLength(1);
     expect(kinds.filter((k) => k === "reused")).toHaveLength(1);
@@ -155,13 +155,13 @@ describe("exact under concurrency", () => {
     const t = await newTenant();
     const s = session();
     await db.sessions.create(t, "app1", s);
-    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-g-${i}`, sealed: `sealed-g-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: 10_000 }));
+    const outcomes = await times(N, (i) => db.sessions.rotate(s.refreshHash, { appId: "app1", hash: `${s.id}-g-${i}`, now: T0 + 5, expiresAt: T0 + 864e5, graceMs: 10_000 }));
     expect(outcomes.filter((o) => o.kind === "rotated")).toHaveLength(1);
     const repeats = outcomes.filter((o) => o.kind === "repeat");
     expect(repeats).toHaveLength(N - 1);
-    // Every repeat hands out the successor the one rotation stored.
+    // Every repeat hands out the successor the one rotation issued.
     const winner = outcomes.findIndex((o) => o.kind === "rotated");
-    expect(new Set(repeats.map((o) => o.sealedSuccessor))).toEqual(new Set([`sealed-g-${winner}`]));
+    expect(new Set(repeats.map((o) => o.successorHash))).toEqual(new Set([`${s.id}-g-${winner}`]));
     expect((await db.sessions.state(s.id))?.endedAt).toBeNull();
   });
 

@@ -106,7 +106,7 @@ async function history(db: PortedRepositories): Promise<unknown[]> {
   await log("tenants.byId", db.tenants.findById("app1", "t1"));
 
   await log("sessions.state", db.sessions.state("s1"));
-  const next = (hash: string, now: number, graceMs = 10_000) => ({ appId: "app1", hash, sealed: `sealed-${hash}`, now, expiresAt: now + 864e5, graceMs });
+  const next = (hash: string, now: number, graceMs = 10_000) => ({ appId: "app1", hash, now, expiresAt: now + 864e5, graceMs });
   await log("sessions.rotate", db.sessions.rotate("r-s1", next("r-s1b", T0 + 10)));
   await log("sessions.rotate other app", db.sessions.rotate("r-s1b", { ...next("x", T0 + 11), appId: "app2" }));
   await log("sessions.rotate within grace", db.sessions.rotate("r-s1", next("r-s1c", T0 + 20)));

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { newId, newToken, hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
@@ -43,17 +44,30 @@ export async function startSession(core: Core, tenant: TenantRow): Promise<Token
   return tokenPair(core, tenant, session.id, refreshToken);
 }
 
+const successorKeys = new WeakMap<Core, Buffer>();
+
+/**
+ * The token that follows `refreshToken` in its chain: an HMAC of it under a key derived from
+ * the server key. Derived instead of random, so a repeat within the grace window is handed
+ * the same successor without the successor being kept anywhere, sealed or not; as
+ * unguessable as a random one to anyone without both the old token and the server key.
+ */
+export function successorToken(core: Core, refreshToken: string): string {
+  let key = successorKeys.get(core);
+  if (!key) successorKeys.set(core, (key = core.secrets.deriveKey("refresh-successor")));
+  return `rt_${createHmac("sha256", key).update(refreshToken).digest("base64url")}`;
+}
+
 /**
  * Rotates a refresh token. A repeat of the same token within the grace window (two tabs
  * refreshing at once) gets the successor already issued; any other reuse ends the session.
  */
 export async function refreshSession(core: Core, app: AppRow, refreshToken: string): Promise<TokenPair> {
   const now = core.clock();
-  let next = newToken("rt");
+  let next = successorToken(core, refreshToken);
   const outcome = await core.db.sessions.rotate(hashToken(refreshToken), {
     appId: app.id,
     hash: hashToken(next),
-    sealed: core.secrets.seal(next, app.id),
     now,
     expiresAt: now + REFRESH_TTL_SECONDS * 1000,
     graceMs: (core.config.refreshReuseGraceSeconds ?? REFRESH_REUSE_GRACE_SECONDS) * 1000,
@@ -69,10 +83,9 @@ export async function refreshSession(core: Core, app: AppRow, refreshToken: stri
       core.log.warn("refresh token reuse: session ended", { sessionId: outcome.session.id, appId: outcome.session.appId });
       throw fail("session_ended", "This refresh token was already used, so the session was ended to protect the account. Sign in again.");
     case "repeat":
-      next = core.secrets.open(outcome.sealedSuccessor, app.id);
+      // Rotated by a version that stored a random successor sealed: that one was issued.
+      if (outcome.sealedSuccessor !== null) next = core.secrets.open(outcome.sealedSuccessor, app.id);
   }
-  const { session } = outcome;
-  const tenant = session.appId === app.id ? await core.db.tenants.findById(app.id, session.tenantId) : undefined;
-  if (!tenant) throw fail("invalid_credentials", "Unknown refresh token for this app. Sign in again.");
-  return tokenPair(core, tenant, session.id, next);
+  const { session, parentTenantId } = outcome;
+  return tokenPair(core, { id: session.tenantId, appId: session.appId, parentTenantId }, session.id, next);
 }

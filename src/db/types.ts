@@ -337,9 +337,13 @@ export interface SessionState {
 }
 
 export type RefreshOutcome =
-  | { kind: "rotated"; session: SessionState }
-  /** the token was rotated moments ago: the successor already issued, still sealed */
-  | { kind: "repeat"; session: SessionState; sealedSuccessor: string }
+  | { kind: "rotated"; session: SessionState; parentTenantId: string | null }
+  /**
+   * The token was rotated moments ago: the successor already issued is handed out again.
+   * It is derived from the old token, so only its hash is kept; versions before 0.2 stored
+   * it sealed instead (`sealedSuccessor`, null for rotations since).
+   */
+  | { kind: "repeat"; session: SessionState; parentTenantId: string | null; successorHash: string; sealedSuccessor: string | null }
   | { kind: "unknown" }
   | { kind: "ended"; session: SessionState }
   | { kind: "expired"; session: SessionState }
@@ -348,9 +352,8 @@ export type RefreshOutcome =
 export interface RotateInput {
   /** the app whose key presented the token */
   appId: string;
+  /** hash of the successor token */
   hash: string;
-  /** the new token sealed, handed out again to a concurrent refresh of the same old token */
-  sealed: string;
   now: number;
   expiresAt: number;
   graceMs: number;

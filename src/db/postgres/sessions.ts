@@ -16,11 +16,11 @@ export function createPgSessionsRepo(sql: PgSql): SessionsRepository {
       return sql.begin(async (tx) => {
         // Row locks: concurrent refreshes of one token take turns, and each sees the
         // rotation (and the session's end) the one before it committed.
-        const [row] = await tx<(SessionState & { rotatedAt: number | null; successorHash: string | null; successorSealed: string | null })[]>`
-          SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, r.rotated_at, r.successor_hash, r.successor_sealed
-          FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ${oldHash} FOR NO KEY UPDATE OF r, s`;
+        const [row] = await tx<(SessionState & { parentTenantId: string | null; rotatedAt: number | null; successorHash: string | null; successorSealed: string | null })[]>`
+          SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, t.parent_tenant_id, r.rotated_at, r.successor_hash, r.successor_sealed
+          FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN tenants t ON t.id = s.tenant_id WHERE r.token_hash = ${oldHash} FOR NO KEY UPDATE OF r, s`;
         if (!row || row.appId !== next.appId) return { kind: "unknown" as const };
-        const { rotatedAt, successorHash, successorSealed, ...session } = row;
+        const { parentTenantId, rotatedAt, successorHash, successorSealed, ...session } = row;
         if (session.endedAt !== null) return { kind: "ended" as const, session };
         if (session.expiresAt <= next.now) return { kind: "expired" as const, session };
         if (rotatedAt !== null) {
@@ -28,14 +28,14 @@ export function createPgSessionsRepo(sql: PgSql): SessionsRepository {
           // never a sibling: one chain per session. Later, or once the successor moved on, it is reuse.
           const [successor] = successorHash === null ? [] : await tx<{ rotatedAt: number | null }[]>`SELECT rotated_at FROM refresh_tokens WHERE token_hash = ${successorHash}`;
           const fresh = next.now - rotatedAt <= next.graceMs && successor !== undefined && successor.rotatedAt === null;
-          if (fresh && successorSealed !== null) return { kind: "repeat" as const, session, sealedSuccessor: successorSealed };
+          if (fresh) return { kind: "repeat" as const, session, parentTenantId, successorHash: successorHash!, sealedSuccessor: successorSealed };
           await tx`UPDATE sessions SET ended_at = ${next.now}, end_reason = 'refresh_reuse' WHERE id = ${session.id} AND ended_at IS NULL`;
           return { kind: "reused" as const, session };
         }
-        await tx`UPDATE refresh_tokens SET rotated_at = ${next.now}, successor_hash = ${next.hash}, successor_sealed = ${next.sealed} WHERE token_hash = ${oldHash} AND rotated_at IS NULL`;
+        await tx`UPDATE refresh_tokens SET rotated_at = ${next.now}, successor_hash = ${next.hash} WHERE token_hash = ${oldHash} AND rotated_at IS NULL`;
         await tx`INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (${next.hash}, ${session.id}, ${next.now})`;
         await tx`UPDATE sessions SET expires_at = ${next.expiresAt} WHERE id = ${session.id}`;
-        return { kind: "rotated" as const, session: { ...session, expiresAt: next.expiresAt } };
+        return { kind: "rotated" as const, session: { ...session, expiresAt: next.expiresAt }, parentTenantId };
       });
     },
     async end(sessionId, at, reason) {

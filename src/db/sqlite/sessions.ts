@@ -35,14 +35,12 @@ export function createSessionsRepo(db: SqliteDb) {
   const states = sessionStates(db);
   const q = {
     insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
-    byRefresh: db.prepare<[string], RawSession & { rotated_at: number | null; successor_hash: string | null; successor_sealed: string | null }>(
-      `SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, r.rotated_at, r.successor_hash, r.successor_sealed
-       FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?`,
+    byRefresh: db.prepare<[string], RawSession & { parent_tenant_id: string | null; rotated_at: number | null; successor_hash: string | null; successor_sealed: string | null }>(
+      `SELECT s.id, s.tenant_id, s.app_id, s.expires_at, s.ended_at, t.parent_tenant_id, r.rotated_at, r.successor_hash, r.successor_sealed
+       FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN tenants t ON t.id = s.tenant_id WHERE r.token_hash = ?`,
     ),
     successorRotated: db.prepare<[string], { rotated_at: number | null }>("SELECT rotated_at FROM refresh_tokens WHERE token_hash = ?"),
-    markRotated: db.prepare<[number, string, string, string]>(
-      "UPDATE refresh_tokens SET rotated_at = ?, successor_hash = ?, successor_sealed = ? WHERE token_hash = ? AND rotated_at IS NULL",
-    ),
+    markRotated: db.prepare<[number, string, string]>("UPDATE refresh_tokens SET rotated_at = ?, successor_hash = ? WHERE token_hash = ? AND rotated_at IS NULL"),
     extend: db.prepare<[number, string]>("UPDATE sessions SET expires_at = ? WHERE id = ?"),
     end: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL"),
     endAll: db.prepare<[number, string, string]>("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE tenant_id = ? AND ended_at IS NULL"),
@@ -66,14 +64,14 @@ export function createSessionsRepo(db: SqliteDb) {
         // never a sibling: one chain per session. Later, or once the successor moved on, it is reuse.
         const successor = row.successor_hash === null ? undefined : q.successorRotated.get(row.successor_hash);
         const fresh = next.now - row.rotated_at <= next.graceMs && successor !== undefined && successor.rotated_at === null;
-        if (fresh && row.successor_sealed !== null) return { kind: "repeat", session, sealedSuccessor: row.successor_sealed };
+        if (fresh) return { kind: "repeat", session, parentTenantId: row.parent_tenant_id, successorHash: row.successor_hash!, sealedSuccessor: row.successor_sealed };
         q.end.run(next.now, "refresh_reuse", session.id);
         return { kind: "reused", session };
       }
-      q.markRotated.run(next.now, next.hash, next.sealed, oldHash);
+      q.markRotated.run(next.now, next.hash, oldHash);
       q.insertRefresh.run(next.hash, session.id, next.now);
       q.extend.run(next.expiresAt, session.id);
-      return { kind: "rotated", session: { ...session, expiresAt: next.expiresAt } };
+      return { kind: "rotated", session: { ...session, expiresAt: next.expiresAt }, parentTenantId: row.parent_tenant_id };
     },
   );
 
