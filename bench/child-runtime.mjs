@@ -1,6 +1,9 @@
 // What both server children share: the IPC command loop and the process figures the parent
 // reads between scenarios (RSS, peak RSS, event-loop delay). Only the parent measures load.
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Session } from "node:inspector/promises";
+import { writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 
 const MB = 1024 * 1024;
 
@@ -21,9 +24,21 @@ export function serveIpc(commands) {
   }, 25);
   sampler.unref();
 
+  // `--profile`: a CPU profile of each measured load alone (not seeding or warm-up), written
+  // by `stats` as <dir>/<name>.cpuprofile.
+  const profileDir = process.env.TENANTD_BENCH_PROFILE_DIR;
+  let profiler;
   const builtins = {
     /** Only the event-loop histogram: the peak RSS keeps counting across a warm-up. */
-    "loop.reset": () => {
+    "loop.reset": async () => {
+      if (profileDir) {
+        if (!profiler) {
+          profiler = new Session();
+          profiler.connect();
+          await profiler.post("Profiler.enable");
+        }
+        await profiler.post("Profiler.start");
+      }
       loop.reset();
       cpuAtReset = process.cpuUsage();
       return true;
@@ -34,7 +49,12 @@ export function serveIpc(commands) {
       peakRss = process.memoryUsage.rss();
       return { rssMb: peakRss / MB };
     },
-    stats: () => {
+    stats: async ({ profileName } = {}) => {
+      if (profileDir && profiler && profileName) {
+        const { profile } = await profiler.post("Profiler.stop");
+        mkdirSync(profileDir, { recursive: true });
+        writeFileSync(join(profileDir, `${profileName}.cpuprofile`), JSON.stringify(profile));
+      }
       const rss = process.memoryUsage.rss();
       peakRss = Math.max(peakRss, rss);
       const cpu = process.cpuUsage(cpuAtReset);

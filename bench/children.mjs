@@ -28,6 +28,8 @@ export async function startChild(file, { execArgv = [], env } = {}) {
   return {
     ...info,
     pid: child.pid,
+    /** the server file's name without extension (tenantd-server, raw-server, …) */
+    label: file.replace(/^.*\//, "").replace(/\.mjs$/, ""),
     /** Sends a command and waits for its answer. */
     call(cmd, args) {
       return new Promise((resolve, reject) => {

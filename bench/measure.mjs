@@ -30,7 +30,7 @@ export async function measureSide({ scenario, children, side, connections, warmu
   const dbBefore = serverCpuMs?.();
   const figures = await load({ ...run(false), requests: await side.requests() });
   const dbAfter = serverCpuMs?.();
-  const stats = await Promise.all(nodes.map((c) => c.call("stats")));
+  const stats = await Promise.all(nodes.map((c, i) => c.call("stats", { profileName: `${scenario.name}-${c.label}${nodes.length > 1 ? `-${i + 1}` : ""}` })));
   const sum = (k) => stats.reduce((n, s) => n + s[k], 0);
   const max = (k) => Math.max(...stats.map((s) => s[k]));
   const perRequest = (ms) => (figures.requests && ms !== undefined ? (ms * 1000) / figures.requests : undefined);

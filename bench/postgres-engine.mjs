@@ -9,13 +9,13 @@ import { randomBytes } from "node:crypto";
 import { startChild } from "./children.mjs";
 import { startPostgresServer } from "./postgres-server.mjs";
 
-export async function startPostgresEngine({ execArgv = [] } = {}) {
+export async function startPostgresEngine({ env: extraEnv } = {}) {
   const server = await startPostgresServer();
   const dataDir = mkdtempSync(join(tmpdir(), "tenantd-bench-pgfiles-"));
-  const env = { BENCH_PG_URL: server.url, BENCH_SECRET_KEY: randomBytes(32).toString("hex"), BENCH_DATA_DIR: dataDir };
+  const env = { ...extraEnv, BENCH_PG_URL: server.url, BENCH_SECRET_KEY: randomBytes(32).toString("hex"), BENCH_DATA_DIR: dataDir };
   const nodes = [];
   const startNode = async () => {
-    const node = await startChild("./tenantd-pg-server.mjs", { execArgv, env: { ...env, BENCH_FIRST_NODE: nodes.length === 0 ? "1" : "0" } });
+    const node = await startChild("./tenantd-pg-server.mjs", { env: { ...env, BENCH_FIRST_NODE: nodes.length === 0 ? "1" : "0" } });
     nodes.push(node);
     return node;
   };

@@ -1,7 +1,8 @@
 // `npm run bench`: starts tenantd and the raw baseline as child processes, loads each with
 // autocannon from this process, prints a table and writes bench/results/<time>.json and
 // latest.json. Flags: --only a,b  --duration <s>  --connections <n>  --warmup <s>
-// --profile (CPU profiles of both children into bench/results/profiles, named by pid)
+// --profile (a CPU profile of each measured load, per scenario and server, into
+// bench/results/profiles/<scenario>-<server>.cpuprofile)
 // --no-write (print only)  --list  --engines sqlite,postgres (tenantd on which stores;
 // postgres-side.mjs)  --nodes 1,2,3 (tenantd nodes on one PostgreSQL; multinode.mjs).
 import { parseArgs } from "node:util";
@@ -58,9 +59,9 @@ const onPostgres = pgColumn || nodeCounts.length > 0;
 const resultsDir = fileURLToPath(new URL("./results", import.meta.url));
 
 const startedAt = new Date().toISOString();
-const profileArgs = opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${resultsDir}/profiles`] : [];
-const [td, raw] = await Promise.all([onSqlite ? startChild("./tenantd-server.mjs", { execArgv: profileArgs }) : undefined, startChild("./raw-server.mjs", { execArgv: profileArgs })]);
-const pg = onPostgres ? await startPostgresEngine({ execArgv: profileArgs }).catch(async (e) => { await Promise.all([td?.stop(), raw.stop()]); throw e; }) : undefined;
+const profileEnv = opts.profile ? { TENANTD_BENCH_PROFILE_DIR: `${resultsDir}/profiles` } : undefined;
+const [td, raw] = await Promise.all([onSqlite ? startChild("./tenantd-server.mjs", { env: profileEnv }) : undefined, startChild("./raw-server.mjs", { env: profileEnv })]);
+const pg = onPostgres ? await startPostgresEngine({ env: profileEnv }).catch(async (e) => { await Promise.all([td?.stop(), raw.stop()]); throw e; }) : undefined;
 const stopAll = () => Promise.all([td?.stop(), raw.stop(), pg?.stop()]);
 process.once("SIGINT", () => stopAll().finally(() => process.exit(130)));
 
