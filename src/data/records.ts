@@ -33,6 +33,20 @@ export function toPublicRecord(row: RecordRow): PublicRecord {
   return { id: row.id, data: JSON.parse(row.data) as JsonObject, createdAt: toIso(row.createdAt)!, updatedAt: toIso(row.updatedAt)! };
 }
 
+/**
+ * A record as reply JSON text, the same as JSON.stringify(toPublicRecord(row)): `data` is
+ * spliced in as stored, since the stored text is already compact JSON, and parsing it only
+ * to serialize it again is most of what a list page costs besides the query.
+ */
+export function recordJson(row: RecordRow): string {
+  return `{"id":${JSON.stringify(row.id)},"data":${row.data},"createdAt":"${toIso(row.createdAt)}","updatedAt":"${toIso(row.updatedAt)}"}`;
+}
+
+/** A list page as reply JSON text (see recordJson). */
+export function listJson(page: { rows: RecordRow[]; total: number; limit: number; offset: number }): string {
+  return `{"records":[${page.rows.map(recordJson).join(",")}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}}`;
+}
+
 function collectionSettings(app: AppRow, collection: string) {
   const c = Object.hasOwn(app.settings.collections, collection) ? app.settings.collections[collection] : undefined;
   return { unique: c?.unique ?? [], indexed: c?.indexed ?? [] };
@@ -96,19 +110,18 @@ async function mapConflict<T>(collection: string, write: () => Promise<T>): Prom
 
 const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(mergePatch(current, patch));
 
-export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<PublicRecord> {
+export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
   const checked = checkData(data);
   await requireRecordQuota(core, auth.app, auth.tenantId);
-  const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique));
-  return toPublicRecord(row);
+  return mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique));
 }
 
-export async function getRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<PublicRecord> {
+export async function getRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<RecordRow> {
   const { scope } = recordScope(auth, collection);
   const row = await core.db.records.get(scope, id);
   if (!row) throw notFound(collection, id);
-  return toPublicRecord(row);
+  return row;
 }
 
 export interface ListQuery {
@@ -118,25 +131,30 @@ export interface ListQuery {
   offset?: number;
 }
 
-export async function listRecords(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {
+export async function listRecordRows(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {
   const { scope } = recordScope(auth, collection);
   const conditions = parseFilter(query.filter);
   const sort = parseSort(query.sort);
   const limit = query.limit ?? RECORD_LIMITS.defaultLimit;
   const offset = query.offset ?? 0;
   const { records, total } = await core.db.records.list(scope, conditions, sort, { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes }, core.clock());
-  return { records: records.map(toPublicRecord), total, limit, offset };
+  return { rows: records, total, limit, offset };
+}
+
+export async function listRecords(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {
+  const { rows, ...page } = await listRecordRows(core, auth, collection, query);
+  return { records: rows.map(toPublicRecord), ...page };
 }
 
 /** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
-export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, patch: unknown): Promise<PublicRecord> {
+export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, patch: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
   if (!isPlainObject(patch)) throw fail("invalid_request", "data must be a JSON object (a merge patch).");
   // Checked before merging: the merge walks the patch, and an unbounded nesting would overflow it.
   checkValues(patch, 0);
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
   if (!row) throw notFound(collection, id);
-  return toPublicRecord(row);
+  return row;
 }
 
 export async function deleteRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<void> {
@@ -148,7 +166,7 @@ export async function deleteRecord(core: Core, auth: TenantAuth, collection: str
  * Upsert on the collection's first unique field: the record holding the same value is
  * merge-patched with `data` (like PUT), otherwise `data` becomes a new record.
  */
-export async function upsertRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<{ record: PublicRecord; created: boolean }> {
+export async function upsertRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<{ row: RecordRow; created: boolean }> {
   const { scope, unique } = recordScope(auth, collection);
   const checked = checkData(data);
   const field = unique[0];
@@ -160,5 +178,5 @@ export async function upsertRecord(core: Core, auth: TenantAuth, collection: str
   const result = await mapConflict(collection, () =>
     core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique),
   );
-  return { record: toPublicRecord(result.row), created: result.created };
+  return result;
 }

@@ -4,7 +4,8 @@ import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
 import { requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
-import { createRecord, deleteRecord, getRecord, listRecords, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
+import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
+import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
 import { listIndexes } from "./indexes.ts";
 
@@ -39,34 +40,34 @@ export function registerDataRoutes(router: Router, core: Core): void {
   router.post(base, async (event) => {
     const auth = await requireTenant(event, core);
     const body = await readJson(event, DataBody, limit);
-    const record = await createRecord(core, auth, param(event, "collection"), body.data);
+    const row = await createRecord(core, auth, param(event, "collection"), body.data);
     event.res.status = 201;
-    return { record };
+    return jsonText(`{"record":${recordJson(row)}}`);
   });
 
   router.get(base, async (event) => {
     const auth = await requireTenant(event, core);
     const query = parseInput(ListQuery, getQuery(event), "query");
-    return listRecords(core, auth, param(event, "collection"), query);
+    return jsonText(listJson(await listRecordRows(core, auth, param(event, "collection"), query)));
   });
 
   router.post(`${base}/upsert`, async (event) => {
     const auth = await requireTenant(event, core);
     const body = await readJson(event, DataBody, limit);
-    const result = await upsertRecord(core, auth, param(event, "collection"), body.data);
-    event.res.status = result.created ? 201 : 200;
-    return result;
+    const { row, created } = await upsertRecord(core, auth, param(event, "collection"), body.data);
+    event.res.status = created ? 201 : 200;
+    return jsonText(`{"record":${recordJson(row)},"created":${created}}`);
   });
 
   router.get(`${base}/:id`, async (event) => {
     const auth = await requireTenant(event, core);
-    return { record: await getRecord(core, auth, param(event, "collection"), param(event, "id")) };
+    return jsonText(`{"record":${recordJson(await getRecord(core, auth, param(event, "collection"), param(event, "id")))}}`);
   });
 
   router.put(`${base}/:id`, async (event) => {
     const auth = await requireTenant(event, core);
     const body = await readJson(event, DataBody, limit);
-    return { record: await updateRecord(core, auth, param(event, "collection"), param(event, "id"), body.data) };
+    return jsonText(`{"record":${recordJson(await updateRecord(core, auth, param(event, "collection"), param(event, "id"), body.data))}}`);
   });
 
   router.delete(`${base}/:id`, async (event) => {
