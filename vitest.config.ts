@@ -31,6 +31,7 @@ const BOTH_ENGINES_ALREADY = ["test/postgres-*.test.ts"];
  *   are covered by postgres-cli, postgres-backend and multinode.
  */
 const SQLITE_ONLY = [
+  "test/clock.test.ts",
   "test/data-auto-indexes.test.ts",
   "test/perf-caches.test.ts",
   "test/ops-backup.test.ts",
