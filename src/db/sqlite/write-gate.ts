@@ -88,8 +88,10 @@ export function gateWrites<T extends object>(db: SqliteDb, repositories: T): T {
     const before = changes.get();
     const result = fn.apply(repo, args);
     if (!(result instanceof Promise)) return result;
+    // Read now, before any other call runs: the method's SQL has all run by the time it returns.
+    const applied = db.open && changes.get() !== before;
     return result.catch(async (error: unknown) => {
-      if (!isBusy(error) || !db.open || changes.get() !== before) throw error;
+      if (!isBusy(error) || !db.open || applied) throw error;
       await gate.released();
       // The next build starts only after the calls waiting for this one have run (drain in
       // record-auto-indexes.ts yields first); should it hold the gate already, wait again.
