@@ -1,10 +1,13 @@
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { createAutoIndexes, AUTO_INDEX } from "../src/db/sqlite/record-auto-indexes.ts";
+import { gateWrites, writeGate } from "../src/db/sqlite/write-gate.ts";
+import { openDatabase } from "../src/db/sqlite/connection.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
 import { recordScope } from "../src/data/records.ts";
 import type { TenantAuth } from "../src/http/guards.ts";
-import { developerSession } from "./_helpers.ts";
-import { dataBackend, dataClient } from "./data-helpers.ts";
+import { afterThisTest, buildRequest, developerSession, serveHttp, signupTenant, tempDir, toReply } from "./_helpers.ts";
+import { dataBackend, dataClient, listPath } from "./data-helpers.ts";
 
 type Backend = Awaited<ReturnType<typeof dataBackend>>;
 
@@ -66,11 +69,12 @@ describe("automatic indexes", () => {
       ["s9", 29],
     ]);
 
+    // The sort on `n` asked for an index too; it builds on a worker thread after that list.
+    await b.t.backend.core.db.records.autoIndexesSettled();
     const token = await developerSession(b.t);
     const res = await b.t.request("GET", `/api/v1/admin/apps/${b.t.app.id}/indexes`, { developer: token });
     expect(res.status).toBe(200);
     expect(res.body.declared).toEqual([]);
-    // The sort on `n` asked for an index too.
     expect(res.body.automatic).toEqual(
       ["n", "status"].map((field) => expect.objectContaining({ collection: "items", field, state: "ready", reason: null, rows: AUTO_INDEX.minRows, createdAt: expect.any(String) })),
     );
@@ -162,5 +166,178 @@ describe("automatic indexes", () => {
     expect(autoIndexNames(b)).toHaveLength(1);
     await admin.deleteApp(second.id);
     expect(autoIndexNames(b)).toEqual([]);
+  });
+});
+
+/**
+ * Another connection's view of the database: is its write lock taken (by a build's worker
+ * thread)? The probe takes the lock for an instant when it is free.
+ */
+function lockProbe(path: string): () => boolean {
+  const probe = new Database(path);
+  probe.pragma("busy_timeout = 0");
+  afterThisTest(() => probe.close());
+  return () => {
+    try {
+      probe.exec("BEGIN IMMEDIATE");
+    } catch (error) {
+      if ((error as { code?: string }).code === "SQLITE_BUSY") return true;
+      throw error;
+    }
+    probe.exec("ROLLBACK");
+    return false;
+  };
+}
+
+/**
+ * A collection whose automatic index takes a while to build: the asking tenant holds
+ * `minRows` records, another tenant of the app 190,000 more (the index covers them all).
+ * Returns the list that asks for the index, over real HTTP, and a way to see the build.
+ */
+async function largeCollection() {
+  const b = await dataBackend();
+  const other = await signupTenant(b.t);
+  const kept = await b.api.create("items", { status: "kept" });
+  seed(b, "items", AUTO_INDEX.minRows);
+  seed(b, "items", 190_000, other.id);
+  const { url } = await serveHttp(b.t.backend);
+  const http = async (method: string, path: string, body?: unknown) => toReply(await fetch(buildRequest(url, method, path, { bearer: b.tenant.bearer, body })));
+  const lockHeld = lockProbe(b.t.backend.core.sqlite.name);
+  const settled = () => {
+    const state = { done: false, promise: b.t.backend.core.db.records.autoIndexesSettled() };
+    void state.promise.then(() => (state.done = true));
+    return state;
+  };
+  /** Resolves once the build holds the write lock while this thread runs on (it is on a worker). */
+  async function buildHoldsLock(build: { done: boolean }) {
+    while (!lockHeld()) {
+      if (build.done) throw new Error("the build ended without ever holding the write lock while the server's thread ran");
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+  return { b, kept: kept.body.record.id as string, http, lockHeld, settled, buildHoldsLock };
+}
+
+describe("automatic index builds on a worker thread", () => {
+  it("answers reads during a build, holds a create until it ends and saves it once, then lists through the index", async () => {
+    const { b, kept, http, lockHeld, settled, buildHoldsLock } = await largeCollection();
+    const page = listPath("items", { filter: { status: "s3" }, limit: 20, offset: 3 });
+    const before = await http("GET", page);
+    expect(before.status).toBe(200);
+    expect(before.body.total).toBe(AUTO_INDEX.minRows / 10);
+
+    const build = settled();
+    await buildHoldsLock(build);
+    const done: string[] = [];
+    const track = (name: string, reply: Promise<Awaited<ReturnType<typeof http>>>) => reply.then((r) => (done.push(name), r));
+    const create = track("create", http("POST", "/api/v1/data/items", { data: { status: "during" } }));
+    const [read, me, indexes] = await Promise.all([
+      track("get", http("GET", `/api/v1/data/items/${kept}`)),
+      track("me", http("GET", "/api/v1/auth/me")),
+      b.t.backend.core.db.records.autoIndexes(b.t.app.id),
+    ]);
+    // Answered while the build still holds the write lock; the create waits for the build.
+    expect(lockHeld()).toBe(true);
+    expect(build.done).toBe(false);
+    expect(done.sort()).toEqual(["get", "me"]);
+    expect(read.status).toBe(200);
+    expect(read.body.record.id).toBe(kept);
+    expect(me.status).toBe(200);
+    expect(me.body.tenant.id).toBe(b.tenant.id);
+    expect(indexes).toEqual([expect.objectContaining({ field: "status", state: "pending" })]);
+
+    const created = await create;
+    expect(created.status).toBe(201);
+    await build.promise;
+    const during = await http("GET", listPath("items", { filter: { status: "during" } }));
+    expect(during.body.records.map((r: { id: string }) => r.id)).toEqual([created.body.record.id]);
+
+    const [index] = autoIndexNames(b);
+    expect(await plan(b, "items", { status: "s3" })).toContain(`USING INDEX ${index}`);
+    const after = await http("GET", page);
+    expect(ids(after)).toEqual(ids(before));
+    expect(after.body.total).toBe(before.body.total);
+    expect(await b.t.backend.core.db.records.autoIndexes(b.t.app.id)).toEqual([
+      expect.objectContaining({ field: "status", state: "ready", name: index, rows: AUTO_INDEX.minRows + 190_001 }),
+    ]);
+  });
+
+  it("closes while a build runs: the close waits for it and leaves the index with its row", async () => {
+    const { b, http, settled, buildHoldsLock } = await largeCollection();
+    const path = b.t.backend.core.sqlite.name;
+    expect((await http("GET", listPath("items", { filter: { status: "s3" }, limit: 1 }))).status).toBe(200);
+    await buildHoldsLock(settled());
+    await b.t.backend.close();
+
+    const db = new Database(path, { readonly: true });
+    afterThisTest(() => db.close());
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    const built = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records^_a^_%' ESCAPE '^'").pluck().all();
+    expect(built).toHaveLength(1);
+    expect(db.prepare("SELECT name, path FROM record_auto_indexes").all()).toEqual([{ name: built[0], path: "status" }]);
+  });
+
+  it("builds on the server's thread for an in-memory database, which no other connection can open", async () => {
+    const db = openDatabase(":memory:");
+    afterThisTest(() => db.close());
+    db.pragma("foreign_keys = OFF");
+    db.prepare(
+      `WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM i WHERE x + 1 < 30)
+       INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+       SELECT 'rec_' || x, 'app_mem', 'tenant_mem', 'items', json_object('status', 's' || (x % 3)), x, x FROM i`,
+    ).run();
+    const autos = createAutoIndexes(db, { ...AUTO_INDEX, minRows: 10 });
+    autos.consider({ appId: "app_mem", tenantId: "tenant_mem", collection: "items" }, ["status"], 0);
+    await autos.settled();
+    expect(autos.list("app_mem")).toEqual([expect.objectContaining({ field: "status", state: "ready", rows: 30 })]);
+    expect(db.prepare("SELECT COUNT(*) FROM record_auto_indexes").pluck().get()).toBe(1);
+  });
+
+  it("runs a repository call again after a build only when the lock refused its first write", async () => {
+    const path = `${tempDir()}/gate.db`;
+    const db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.pragma("busy_timeout = 5000");
+    db.exec("CREATE TABLE t (v TEXT)");
+    const other = new Database(path);
+    afterThisTest(() => (other.close(), db.close()));
+    const insert = db.prepare<[string]>("INSERT INTO t (v) VALUES (?)");
+    const repos = gateWrites(db, {
+      t: {
+        async one(v: string) {
+          insert.run(v);
+        },
+        /** writes a row, then meets the lock (another connection takes it in between) */
+        async two(v: string) {
+          insert.run(v);
+          other.exec("BEGIN IMMEDIATE");
+          insert.run(`${v}-second`);
+        },
+      },
+    });
+    const rows = () => db.prepare("SELECT v FROM t ORDER BY rowid").pluck().all();
+
+    // Outside a build: the usual timeout, nothing retried.
+    await repos.t.one("a");
+    const release = await writeGate(db).hold();
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(0);
+    other.exec("BEGIN IMMEDIATE");
+    const one = repos.t.one("b");
+    let oneDone = false;
+    void one.then(() => (oneDone = true));
+    // The refused write waits for the build instead of busy-waiting the thread.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(oneDone).toBe(false);
+    other.exec("COMMIT");
+    release();
+    await one;
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
+    expect(rows()).toEqual(["a", "b"]);
+
+    const again = await writeGate(db).hold();
+    await expect(repos.t.two("c")).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+    other.exec("COMMIT");
+    again();
+    expect(rows()).toEqual(["a", "b", "c"]);
   });
 });

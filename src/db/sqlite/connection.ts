@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import Database from "better-sqlite3";
 import { migrate } from "./migrations.ts";
+import { BUSY_TIMEOUT_MS, CONNECTION_PRAGMAS } from "./pragmas.ts";
 
 export type SqliteDb = Database.Database;
 
@@ -13,11 +14,9 @@ export function openDatabase(path: string): SqliteDb {
   if (path !== ":memory:") ownerOnly(path);
   const db = new Database(path);
   // Before anything else: a second process opening a new file waits for the first's lock.
-  db.pragma("busy_timeout = 5000");
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("foreign_keys = ON");
-  db.pragma("temp_store = MEMORY");
+  for (const pragma of CONNECTION_PRAGMAS) db.pragma(pragma);
   migrate(db);
   return db;
 }

@@ -16,13 +16,16 @@ import { createFamilyRepo } from "./family.ts";
 import { createMetaRepo } from "./meta.ts";
 import { createAdminRepo } from "./admin.ts";
 import { readSettings } from "../../apps/settings.ts";
+import { gateWrites } from "./write-gate.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
- * atomic on its own, so another SQL engine can stand behind the same signatures.
+ * atomic on its own, so another SQL engine can stand behind the same signatures. While an
+ * automatic index builds, a method that meets the build's write lock waits for it and runs
+ * again (write-gate.ts).
  */
 export function createRepositories(sqlite: SqliteDb) {
-  return {
+  return gateWrites(sqlite, {
     meta: createMetaRepo(sqlite),
     apps: createAppsRepo(sqlite, readSettings),
     developers: createDevelopersRepo(sqlite),
@@ -39,7 +42,7 @@ export function createRepositories(sqlite: SqliteDb) {
     invites: createInvitesRepo(sqlite),
     family: createFamilyRepo(sqlite),
     admin: createAdminRepo(sqlite),
-  };
+  });
 }
 
 /** Areas see the engine-neutral interfaces (repositories.ts); sqlite-conformance.ts checks the SQLite side. */

@@ -1,12 +1,15 @@
 import type { SqliteDb } from "./connection.ts";
 import { autoFieldIndex, autoIndexPrefix, INDEX_NAME } from "./record-indexes.ts";
+import { runBuild } from "./auto-index-build.ts";
+import { writeGate } from "./write-gate.ts";
 import type { AutoIndexInfo } from "../types.ts";
 
 /**
  * When tenantd builds an index for a field nobody declared. A list whose filter or sort uses
  * such a field over a large collection gets the same expression index a declared field
  * gets, built right after the request that asked, so the following requests read only
- * matching rows.
+ * matching rows. The build runs on a worker thread (auto-index-build.ts): the server keeps
+ * answering, and its writes wait for the build asynchronously (write-gate.ts).
  */
 export const AUTO_INDEX = {
   /** rows of the asking tenant's collection before a field is worth an index (below, a scan takes under a few ms) */
@@ -15,7 +18,8 @@ export const AUTO_INDEX = {
   maxPerApp: 16,
   /**
    * rows of the app's collection (all tenants) beyond which no index is built automatically:
-   * SQLite holds the write lock for the whole build, about 1.5–2 µs per row (2 s per million)
+   * SQLite holds the write lock for the whole build, 2 s per million rows on a quiet
+   * 2-core VM, up to 10 s on a busy one, and the server's writes wait that long (write-gate.ts)
    */
   maxBuildRows: 1_000_000,
   /** an automatic index no list used for this long is dropped (it costs every write) */
@@ -48,19 +52,19 @@ interface Entry extends Row {
 
 
 const NONE: ReadonlySet<string> = new Set();
+/** `@rows` and `@build_ms` are bound by the build (auto-index-build.ts). */
+const INSERT_ROW =
+  "INSERT OR REPLACE INTO record_auto_indexes (name, app_id, collection, path, rows, build_ms, created_at, last_used_at) " +
+  "VALUES (@name, @app_id, @collection, @path, @rows, @build_ms, @created_at, @last_used_at)";
 const key = (appId: string, collection: string) => `${appId}\u0000${collection}`;
 
 /** The table `record_auto_indexes` is made by the SQLite migrations (schema/record-auto-indexes.ts). */
 export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_INDEX) {
   const q = {
     all: db.prepare<[], Row>("SELECT * FROM record_auto_indexes"),
-    insert: db.prepare<[string, string, string, string, number, number, number, number]>(
-      "INSERT OR REPLACE INTO record_auto_indexes (name, app_id, collection, path, rows, build_ms, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    ),
     touch: db.prepare<[number, string]>("UPDATE record_auto_indexes SET last_used_at = ? WHERE name = ?"),
     remove: db.prepare<[string]>("DELETE FROM record_auto_indexes WHERE name = ?"),
     tenantRows: db.prepare<[string, string, string], number>("SELECT COUNT(*) FROM records WHERE tenant_id = ? AND app_id = ? AND collection = ?").pluck(),
-    collectionRows: db.prepare<[string, string], number>("SELECT COUNT(*) FROM records WHERE app_id = ? AND collection = ?").pluck(),
     indexExists: db.prepare<[string], number>("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
     indexNames: db.prepare<[number, string], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, ?) = ?").pluck(),
   };
@@ -71,8 +75,10 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
   const paths = new Map<string, Set<string>>();
   const checkedAt = new Map<string, number>();
   const refused = new Map<string, { appId: string; collection: string; path: string; reason: string }>();
+  /** Builds asked for, in order; the first is being built (or about to be) while `running` is set. */
   const queue: { appId: string; collection: string; path: string; now: number }[] = [];
   const pending = new Set<string>();
+  const gate = writeGate(db);
   let lastSweep = -Infinity;
   let running: Promise<void> | undefined;
 
@@ -106,52 +112,53 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
     forget(entry);
   }
 
-  function build(job: { appId: string; collection: string; path: string; now: number }) {
+  /** Builds one queued index; resolves when its worker (if any) is gone. */
+  async function build(job: { appId: string; collection: string; path: string; now: number }): Promise<void> {
     const jobKey = `${key(job.appId, job.collection)}\u0000${job.path}`;
-    pending.delete(jobKey);
     if (!db.open || paths.get(key(job.appId, job.collection))?.has(job.path)) return;
     const refuse = (reason: string) => refused.set(jobKey, { appId: job.appId, collection: job.collection, path: job.path, reason });
     if (countFor(job.appId) >= limits.maxPerApp) {
       refuse(`the app already has ${limits.maxPerApp} automatic indexes: declare the fields you filter on most (collections.${job.collection}.indexed)`);
       return;
     }
-    const rows = q.collectionRows.get(job.appId, job.collection) ?? 0;
-    if (rows > limits.maxBuildRows) {
-      refuse(`the collection holds ${rows} records, more than ${limits.maxBuildRows}: building would hold writes for seconds, so declare the field (collections.${job.collection}.indexed) at a quiet time`);
-      return;
-    }
     const index = autoFieldIndex(job.appId, job.collection, job.path);
-    const started = performance.now();
+    const row = { name: index.name, app_id: job.appId, collection: job.collection, path: job.path, created_at: job.now, last_used_at: job.now };
+    const release = db.memory ? () => {} : await gate.hold();
+    if (!db.open) return release();
+    // The row is written with the index, in the build's transaction: a build cut short leaves neither.
+    const building = runBuild(db, { appId: job.appId, collection: job.collection, maxRows: limits.maxBuildRows, index: index.sql, record: { sql: INSERT_ROW, params: row } });
     try {
-      db.transaction(() => {
-        db.exec(index.sql);
-      }).immediate();
+      const outcome = await building.done;
+      if (outcome.built) {
+        refused.delete(jobKey);
+        remember({ ...row, rows: outcome.rows, build_ms: outcome.buildMs });
+      } else {
+        refuse(
+          `the collection holds ${outcome.rows} records, more than ${limits.maxBuildRows}: building would hold writes for seconds, so declare the field (collections.${job.collection}.indexed) at a quiet time`,
+        );
+      }
     } catch (error) {
       refuse(`building failed: ${(error as Error).message}`);
-      return;
+    } finally {
+      // After remember: writes that waited for the build (a declaration of this very field,
+      // say) see the index.
+      release();
     }
-    const buildMs = Math.round(performance.now() - started);
-    const row: Row = { name: index.name, app_id: job.appId, collection: job.collection, path: job.path, rows, build_ms: buildMs, created_at: job.now, last_used_at: job.now };
-    q.insert.run(row.name, row.app_id, row.collection, row.path, row.rows, row.build_ms, row.created_at, row.last_used_at);
-    refused.delete(jobKey);
-    remember(row);
+    await building.exited;
   }
 
   function drain(): Promise<void> {
-    // One build per turn of the event loop, after the request that asked has been answered.
-    return new Promise<void>((resolve) => {
-      const step = () => {
-        const job = queue.shift();
-        if (!job) {
-          running = undefined;
-          resolve();
-          return;
-        }
-        build(job);
-        setImmediate(step);
-      };
-      setImmediate(step);
-    });
+    // One build at a time, each started after the request that asked has been answered, and
+    // after the writes that waited for the previous build have run.
+    return (async () => {
+      for (let job = queue[0]; job; job = queue[0]) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        await build(job);
+        queue.shift();
+        pending.delete(`${key(job.appId, job.collection)}\u0000${job.path}`);
+      }
+      running = undefined;
+    })();
   }
 
   return {
@@ -167,7 +174,8 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
         const e = m.get(path);
         if (!e) continue;
         e.last_used_at = Math.max(e.last_used_at, now);
-        if (e.last_used_at - e.stored >= limits.touchMs) {
+        // During a build the write would wait for it: a later list writes it.
+        if (e.last_used_at - e.stored >= limits.touchMs && !gate.held) {
           q.touch.run(e.last_used_at, e.name);
           e.stored = e.last_used_at;
         }
@@ -197,7 +205,7 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
     },
     /** Drops automatic indexes no list used for `idleMs`; looks at most every `sweepMs`. */
     sweep(now: number): void {
-      if (now - lastSweep < limits.sweepMs) return;
+      if (now - lastSweep < limits.sweepMs || gate.held) return;
       lastSweep = now;
       for (const m of built.values()) for (const e of [...m.values()]) if (now - e.last_used_at >= limits.idleMs) drop(e);
     },
