@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs";
+import { truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { createTenantBackend, ConfigError } from "../src/index.ts";
+import { sniffSpool } from "../src/files/sniff-spool.ts";
 import { expectError, signupTenant, tempDir } from "./_helpers.ts";
 import { BOUNDARY, DRIVERS, multipart, sample, startFilesBackend, type FilesBackend } from "./files-helpers.ts";
 
@@ -336,6 +338,14 @@ describe("the type of a file larger than its first 64 KiB", () => {
     // Markup in the first bytes is refused whatever follows.
     expectError(await t.upload({ filename: "page.txt", data: text(200 * KiB, "", 0, "<html><script>alert(1)</script>") }), 415, "unsupported_media_type");
     expect(await t.storedKeys()).toHaveLength(cases.length);
+  });
+
+  test("is sniffed without reading a file that is not text whole (a 3 GiB file could not be read at once)", async () => {
+    const path = join(tempDir(), "spooled");
+    // 100 KiB of text, then zeros (a control character) up to 3 GiB, sparse on disk.
+    await writeFile(path, text(100 * KiB));
+    await truncate(path, 3 * 1024 * 1024 * KiB);
+    expect(await sniffSpool(path, 3 * 1024 * 1024 * KiB, ".txt")).toEqual({ mimeType: "application/octet-stream" });
   });
 });
 
