@@ -1,7 +1,11 @@
+import { createHash, randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { describe, expect, test } from "vitest";
+import { readFilePart } from "../src/files/multipart.ts";
+import type { Spool } from "../src/files/blob-io.ts";
+import type { BodyChunks } from "../src/http/body-chunks.ts";
 import { serveHttp } from "./_helpers.ts";
-import { BOUNDARY, DRIVERS, sample, startFilesBackend } from "./files-helpers.ts";
+import { BOUNDARY, DRIVERS, multipart, sample, startFilesBackend } from "./files-helpers.ts";
 
 const MiB = 1024 * 1024;
 /** What the process may grow by while a refused body streams in: far below the 200 MiB sent. */
@@ -127,5 +131,60 @@ describe("many uploads at once", () => {
       const served = await t.fetchPublic(reply.body.file.url);
       expect(served.bytes.equals(files[i]!)).toBe(true);
     }
+  });
+});
+
+describe("the multipart parser", () => {
+  test("passes a 10 MiB part on chunk by chunk: at most a delimiter's worth held between chunks, none copied but at the seams", async () => {
+    const delimiter = `\r\n--${BOUNDARY}`;
+    const file = randomBytes(10 * MiB);
+    // A near-delimiter across a chunk seam: all but its last byte, which does not match.
+    const seamAt = 40 * 64 * 1024;
+    file.write(delimiter.slice(0, -1) + "#", seamAt - 10, "latin1");
+    const body = Buffer.from(multipart([{ filename: "big.bin", type: "application/octet-stream", data: file }]));
+    const chunks = Array.from({ length: Math.ceil(body.length / (64 * 1024)) }, (_, i) => body.subarray(i * 64 * 1024, (i + 1) * 64 * 1024));
+
+    let given = 0;
+    let written = 0;
+    let writing = false;
+    let mostHeld = 0;
+    const writes: Buffer[] = [];
+    const source: BodyChunks = {
+      async next() {
+        expect(writing).toBe(false);
+        mostHeld = Math.max(mostHeld, given - written);
+        const chunk = chunks.shift() ?? null;
+        given += chunk?.length ?? 0;
+        return chunk;
+      },
+      discard() {},
+    };
+    const spool: Spool = {
+      path: "(memory)",
+      async write(bytes) {
+        writing = true;
+        writes.push(bytes);
+        await new Promise((r) => setImmediate(r));
+        written += bytes.length;
+        writing = false;
+      },
+      async finish() {},
+      async discard() {},
+    };
+    const headers = new Headers({ "content-type": `multipart/form-data; boundary=${BOUNDARY}` });
+    const part = await readFilePart(source, headers, { maxFileBytes: 10 * MiB }, spool);
+
+    expect({ size: part.size, sha256: part.sha256, filename: part.filename }).toEqual({
+      size: file.length,
+      sha256: createHash("sha256").update(file).digest("hex"),
+      filename: "big.bin",
+    });
+    expect(Buffer.concat(writes).equals(file)).toBe(true);
+    // Between chunks the parser keeps only the part headers before the file and a tail that may start a delimiter.
+    expect(mostHeld).toBeLessThan(1024);
+    // Written from the chunks as they arrived, except around the first boundary and the near-delimiter.
+    const copied = writes.filter((w) => w.buffer !== body.buffer);
+    expect(copied.length).toBeLessThan(8);
+    expect(writes.length).toBeGreaterThan(150);
   });
 });

@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs";
+import { truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { createTenantBackend, ConfigError } from "../src/index.ts";
+import { sniffSpool } from "../src/files/sniff-spool.ts";
 import { expectError, signupTenant, tempDir } from "./_helpers.ts";
 import { BOUNDARY, DRIVERS, multipart, sample, startFilesBackend, type FilesBackend } from "./files-helpers.ts";
 
@@ -299,6 +301,51 @@ describe.each(DRIVERS)("files on the $name driver", (driver) => {
     const file = (await t.upload({ filename: "a b.png", data: sample("png") })).body.file;
     expect(file.url).toBe(`https://cdn.example.com/api/v1/public/files/${file.id}/a%20b.png`);
     expect((await t.fetchPublic(file.url)).status).toBe(200);
+  });
+});
+
+describe("the type of a file larger than its first 64 KiB", () => {
+  const KiB = 1024;
+  /** `size` bytes of plain text, with `insert` written at byte `at`. */
+  const text = (size: number, insert = "", at = 0, start = "Words and numbers, 1 2 3.\n") => {
+    const b = Buffer.alloc(size, "lorem ipsum dolor sit amet\n");
+    b.write(start, 0, "utf8");
+    if (insert) b.write(insert, at, "utf8");
+    return b;
+  };
+  const json = Buffer.from(JSON.stringify({ rows: Array.from({ length: 8000 }, (_, i) => ({ i, name: `row ${i}` })) }));
+
+  test("is sniffed from all its bytes, as a small file's is", async () => {
+    const t = await startFilesBackend(DRIVERS[0]);
+    const cases = [
+      { name: "plain.txt", data: text(200 * KiB), mime: "text/plain" },
+      // "é" is two bytes: its first is the head's last byte, its second the next chunk's first
+      { name: "split.txt", data: text(200 * KiB, "é", 64 * KiB - 1), mime: "text/plain" },
+      { name: "late-control.txt", data: text(200 * KiB, "\u0001", 150 * KiB), mime: "application/octet-stream" },
+      { name: "late-invalid.txt", data: Buffer.concat([text(100 * KiB), Buffer.from([0xff]), text(100 * KiB)]), mime: "application/octet-stream" },
+      { name: "table.csv", data: text(200 * KiB), mime: "text/csv" },
+      { name: "data.json", data: json, mime: "application/json" },
+      { name: "broken.json", data: Buffer.concat([json, Buffer.from("]")]), mime: "text/plain" },
+      { name: "a.png", data: sample("png", 200 * KiB), mime: "image/png" },
+      { name: "a.bin", data: Buffer.concat([sample("unknown"), randomBytes(200 * KiB)]), mime: "application/octet-stream" },
+    ];
+    expect(json.length).toBeGreaterThan(128 * KiB);
+    for (const c of cases) {
+      const up = await t.upload({ filename: c.name, type: "application/octet-stream", data: c.data });
+      expect({ name: c.name, status: up.status, mime: up.body?.file?.mimeType }).toEqual({ name: c.name, status: 201, mime: c.mime });
+      expect((await t.fetchPublic(up.body.file.url)).bytes.equals(c.data)).toBe(true);
+    }
+    // Markup in the first bytes is refused whatever follows.
+    expectError(await t.upload({ filename: "page.txt", data: text(200 * KiB, "", 0, "<html><script>alert(1)</script>") }), 415, "unsupported_media_type");
+    expect(await t.storedKeys()).toHaveLength(cases.length);
+  });
+
+  test("is sniffed without reading a file that is not text whole (a 3 GiB file could not be read at once)", async () => {
+    const path = join(tempDir(), "spooled");
+    // 100 KiB of text, then zeros (a control character) up to 3 GiB, sparse on disk.
+    await writeFile(path, text(100 * KiB));
+    await truncate(path, 3 * 1024 * 1024 * KiB);
+    expect(await sniffSpool(path, 3 * 1024 * 1024 * KiB, ".txt")).toEqual({ mimeType: "application/octet-stream" });
   });
 });
 

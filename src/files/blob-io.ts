@@ -114,7 +114,7 @@ export async function openSpool(core: Core): Promise<Spool> {
     path,
     async write(bytes) {
       if (failed) throw failed;
-      if (!out.write(bytes)) await new Promise<void>((ok) => out.once("drain", ok).once("error", () => ok()));
+      if (!out.write(bytes)) await drained(out);
       if (failed) throw failed;
     },
     async finish() {
@@ -126,6 +126,19 @@ export async function openSpool(core: Core): Promise<Spool> {
       await rm(path, { force: true });
     },
   };
+}
+
+/** Resolves once `out` drains or fails, leaving no listener behind (one per wait piled up on the stream). */
+function drained(out: WriteStream): Promise<void> {
+  return new Promise((ok) => {
+    const done = () => {
+      out.off("drain", done);
+      out.off("error", done);
+      ok();
+    };
+    out.on("drain", done);
+    out.on("error", done);
+  });
 }
 
 /** The first `n` bytes of a spooled upload (for sniffing its type). */

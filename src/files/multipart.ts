@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { fail } from "../errors.ts";
 import type { Spool } from "./blob-io.ts";
-import { readChunk } from "../http/body-timeout.ts";
+import type { BodyChunks } from "../http/body-chunks.ts";
 
 /** Bytes a multipart body may carry beyond the file itself: boundaries, part headers, small fields. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -29,8 +29,6 @@ export interface FilePart {
 export interface MultipartLimits {
   /** the part named `file` may hold at most this many bytes */
   maxFileBytes: number;
-  /** a body that sends nothing for this long is refused (408) */
-  idleTimeoutMs: number;
 }
 
 interface Part {
@@ -107,11 +105,11 @@ function parsePartHeaders(block: string): Part {
  * Reads a `multipart/form-data` body as it streams and writes only the part named `file` to
  * `spool` (a temp file), refusing it with 413 as soon as it passes `maxFileBytes` (and the
  * whole body once it passes that plus a small overhead): memory stays at one network chunk
- * whatever the file size. Other parts are read and dropped. A body that stalls for
- * `idleTimeoutMs` is refused with 408.
+ * whatever the file size. Other parts are read and dropped. A body that stalls is refused
+ * with 408 by `body`.
  */
 export async function readFilePart(
-  body: ReadableStream<Uint8Array> | null,
+  body: BodyChunks | null,
   headers: Headers,
   limits: MultipartLimits,
   spool: Spool,
@@ -121,7 +119,7 @@ export async function readFilePart(
   const tooLarge = () => fail("payload_too_large", `The file is larger than the ${limits.maxFileBytes}-byte limit.`);
   const declared = Number(headers.get("content-length") ?? NaN);
   if (declared > maxBodyBytes) {
-    if (body) discardRest(body.getReader());
+    body?.discard(DISCARD_AFTER_REFUSAL_BYTES);
     throw tooLarge();
   }
   if (!body) throw fail("invalid_request", 'The request has no body: send a multipart/form-data part named "file".');
@@ -201,24 +199,42 @@ export async function readFilePart(
     }
   };
 
-  const reader = body.getReader();
+  /**
+   * Joins a new chunk to what is left of the last one. Inside a part, what is left is only a
+   * tail shorter than the delimiter; unless the delimiter starts in it, the tail is emitted
+   * and the chunk is taken as it is, instead of copying every chunk into a new buffer.
+   */
+  const append = (chunk: Buffer) => {
+    if (buf.length === 0) return void (buf = chunk);
+    const inPart = state === "body" || state === "preamble";
+    if (inPart && buf.length < delimiter.length && chunk.length >= delimiter.length) {
+      // A delimiter starting in the tail ends within the chunk's first delimiter.length - 1 bytes.
+      const seam = Buffer.concat([buf, chunk.subarray(0, delimiter.length - 1)]);
+      if (seam.indexOf(delimiter) === -1) {
+        emit(buf);
+        buf = chunk;
+        return;
+      }
+    }
+    buf = Buffer.concat([buf, chunk]);
+  };
+
   try {
     for (;;) {
-      const { done, value } = await readChunk(reader, limits.idleTimeoutMs);
-      if (done) break;
+      const value = await body.next();
+      if (value === null) break;
       total += value.byteLength;
       if (total > maxBodyBytes) throw tooLarge();
-      buf = buf.length === 0 ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Buffer.concat([buf, value]);
+      append(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
       while (step());
       const written = file as FileAccumulator | null;
       // Waiting on the disk here holds the sender back through TCP instead of growing the heap.
       if (written) for (const bytes of written.pending.splice(0)) await spool.write(bytes);
     }
   } catch (e) {
-    discardRest(reader);
+    body.discard(DISCARD_AFTER_REFUSAL_BYTES);
     throw e;
   }
-  reader.releaseLock();
   if (state !== "done") throw fail("invalid_request", "The multipart body ended before its closing boundary.");
   const found = file as FileAccumulator | null;
   if (!found || !fileDone) throw fail("invalid_request", 'The upload has no part named "file": send the file as the multipart part "file".');
@@ -229,18 +245,4 @@ export async function readFilePart(
     size: found.size,
     sha256: found.hash.digest("hex"),
   };
-}
-
-/** Reads and drops the rest of a refused body in the background, up to a bound, then cancels it. */
-function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): void {
-  void (async () => {
-    let dropped = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      dropped += value.byteLength;
-      if (dropped > DISCARD_AFTER_REFUSAL_BYTES) break;
-    }
-    await reader.cancel();
-  })().catch(() => {});
 }

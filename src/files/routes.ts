@@ -2,6 +2,7 @@ import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { clientIp, requireTenant } from "../http/guards.ts";
+import { requestBodyChunks } from "../http/body-chunks.ts";
 import { readFilePart } from "./multipart.ts";
 import { deleteFile, requireOwnFile, toFileInfo, uploadFile } from "./service.ts";
 import { servePublicFile } from "./serve.ts";
@@ -19,8 +20,8 @@ export function registerFilesRoutes(router: Router, core: Core): void {
     const file = await slots(`${app.id}|${tenantId}`, clientIp(event, core), async () => {
       const spool = await openSpool(core);
       try {
-        const limits = { maxFileBytes: core.config.files.maxBytes, idleTimeoutMs: core.config.bodyIdleTimeoutSeconds * 1000 };
-        const part = await readFilePart(event.req.body, event.req.headers, limits, spool);
+        const body = requestBodyChunks(event, core.config.bodyIdleTimeoutSeconds * 1000);
+        const part = await readFilePart(body, event.req.headers, { maxFileBytes: core.config.files.maxBytes }, spool);
         return await uploadFile(core, app, tenantId, part, spool);
       } finally {
         await spool.discard();

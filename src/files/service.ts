@@ -5,10 +5,10 @@ import { storageQuota } from "../account/quotas.ts";
 import type { Core } from "../core.ts";
 import type { AppRow, FileBlobRef, FileRow } from "../db/types.ts";
 import type { FilePart } from "./multipart.ts";
-import { readSpool, removeBlob, storeSpool, type Spool } from "./blob-io.ts";
+import { removeBlob, storeSpool, type Spool } from "./blob-io.ts";
 import { blobHeaders } from "./serve.ts";
 import { createLimiter } from "../tools/limiter.ts";
-import { sniff } from "./sniff.ts";
+import { sniffSpool } from "./sniff-spool.ts";
 import { cleanFilename, extensionFor, extensionOf, refusedDeclaredType, refusedExtension } from "./policy.ts";
 
 /** The entitlement that caps a tenant's stored bytes: a number, `false` (0), `true` (no cap); absent: the app's `settings.quotas.storageBytes`. */
@@ -42,9 +42,10 @@ const quotaError = (quota: number) =>
   fail("limit_reached", `This upload would take your stored files past your ${quota}-byte storage limit. Delete files or upgrade the plan.`);
 
 /**
- * Uploads whose received bytes are held whole at once: for sniffing, and for storing through
- * a driver without streams. This runs after the body has fully arrived (spooled to disk), so
- * a slow sender never holds a slot; a streamed write (fs rename, S3 PUT) holds none.
+ * Uploads whose received bytes are held whole at once: for sniffing text that may be JSON,
+ * and for storing through a driver without streams. This runs after the body has fully
+ * arrived (spooled to disk), so a slow sender never holds a slot; a streamed write (fs
+ * rename, S3 PUT) holds none.
  */
 const STORING_AT_ONCE = 2;
 const storing = new WeakMap<Core, <T>(task: () => Promise<T>) => Promise<T>>();
@@ -71,7 +72,7 @@ export async function uploadFile(core: Core, app: AppRow, tenantId: string, part
 
 async function storePart(core: Core, app: AppRow, tenantId: string, part: FilePart, spool: Spool, originalFilename: string | null, quota: number | null): Promise<FileRow> {
   const whole = storingSlot(core);
-  const sniffed = await whole(async () => sniff(await readSpool(spool.path), extensionOf(originalFilename)));
+  const sniffed = await whole(() => sniffSpool(spool.path, part.size, extensionOf(originalFilename)));
   if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
 
   const id = newId("file");

@@ -55,7 +55,7 @@ function drainNode(req: IncomingMessage): void {
  * body yet. Reading it directly avoids building a web ReadableStream per request, which cost
  * more CPU than the rest of a small JSON request together (see docs/performance.md).
  */
-function unreadNodeRequest(event: H3Event): IncomingMessage | undefined {
+export function unreadNodeRequest(event: H3Event): IncomingMessage | undefined {
   const req = (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
   if (!req || req.readableDidRead || req.readableEnded || req.destroyed || req.listenerCount("data") > 0) return undefined;
   return req;
