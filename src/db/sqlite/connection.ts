@@ -15,10 +15,30 @@ export function openDatabase(path: string): SqliteDb {
   const db = new Database(path);
   // Before anything else: a second process opening a new file waits for the first's lock.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.pragma("journal_mode = WAL");
+  enableWal(db);
   for (const pragma of CONNECTION_PRAGMAS) db.pragma(pragma);
   migrate(db);
   return db;
+}
+
+/**
+ * Switches a new file to WAL. Several processes doing it at once may be refused with
+ * SQLITE_BUSY without SQLite waiting on its busy timeout (it does not wait where waiting
+ * could deadlock two lock upgrades), so the switch is tried again for as long as the
+ * timeout, a few milliseconds apart. Only at startup: blocking the thread is harmless then.
+ */
+function enableWal(db: SqliteDb): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw e;
+      Atomics.wait(pause, 0, 0, 10 + Math.random() * 20);
+    }
+  }
 }
 
 /**
