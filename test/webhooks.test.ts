@@ -325,11 +325,17 @@ describe("the queue across restarts", () => {
     const rx = await startReceiver();
     const first = await startBackend({ dataDir, ...insecure });
     await developerSession(first, "owner@example.com");
-    const developer = await login(first, "owner@example.com");
-    await configureWebhook(first, developer, rx.url);
+    await configureWebhook(first, await login(first, "owner@example.com"), rx.url);
     const tenant = await signupTenant(first);
-    await emitResend(first, tenant.id, "before-stop");
-    await first.backend.close(); // before the dispatcher's next turn: the event stays queued
+    await first.backend.close();
+
+    // A process that queued the event and stopped without sending it (as the CLI, which never
+    // dispatches, or a server stopped right after the request that raised it).
+    const stopped = await coreWithoutDispatcher(dataDir);
+    const app = (await stopped.db.apps.findById(first.app.id))!;
+    const row = (await stopped.db.tenants.findById(first.app.id, tenant.id))!;
+    await stopped.hooks.emit("tenant.verificationResent", { app, tenant: row, verifyToken: "before-stop", verifyUrl: "https://app.example.com/verify?token=before-stop", expiresAt: Date.UTC(2026, 0, 16, 12, 0, 0) });
+    await stopped.close();
     expect(rx.received).toHaveLength(0);
 
     const second = await startBackend({ dataDir, ...insecure });
@@ -356,7 +362,7 @@ describe("the queue across restarts", () => {
 
     // A process that claimed the event and died before recording the outcome.
     // On the same store as the backends (the same PostgreSQL database for this data directory).
-    const crashed = createCore({ dataDir, logger: "silent", bootstrap: false, argon2: TEST_ARGON2, clock: testClock(), ...(await testStoreConfig(dataDir)).config });
+    const crashed = await coreWithoutDispatcher(dataDir);
     const app = (await crashed.db.apps.findById(setupRun.app.id))!;
     await crashed.hooks.emit("tenant.deleted", { app, tenantId: tenant.id, email: tenant.email, locale: "en", reason: "admin_delete" });
     expect(await crashed.db.webhooks.claim(10, crashed.clock())).toHaveLength(1);
@@ -370,6 +376,13 @@ describe("the queue across restarts", () => {
     expect(rx.received).toHaveLength(0);
   });
 });
+
+/** A process on the backends' store that runs no webhook dispatcher (as the CLI). */
+async function coreWithoutDispatcher(dataDir: string) {
+  const core = createCore({ dataDir, logger: "silent", bootstrap: false, argon2: TEST_ARGON2, clock: testClock(), ...(await testStoreConfig(dataDir)).config });
+  await core.ready;
+  return core;
+}
 
 async function freePort(): Promise<number> {
   const srv = createServer();
