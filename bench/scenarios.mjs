@@ -275,7 +275,8 @@ export const SCENARIOS = [
     },
     raw: async (f) => ({ requests: async () => [{ method: "POST", path: `/usage/${(await f.raw.main()).id}/benchcalls/increment`, headers: JSON_HEADERS, body: "{}" }] }),
   },
-  uploadScenario("upload-1mb", 1 * MB, { connections: 10, amount: 300 }),
+  // 8 at once: one tenant may have 8 uploads in flight (src/files/upload-slots.ts), a 9th is 429.
+  uploadScenario("upload-1mb", 1 * MB, { connections: 8, amount: 300 }),
   uploadScenario("upload-10mb-x8", 10 * MB, { connections: 8, amount: 64, target: { kind: "rssGrowth", maxMb: 50, text: "RSS growth < 50 MB" } }),
   {
     name: "file-read",
