@@ -72,7 +72,7 @@ export async function uploadFile(core: Core, app: AppRow, tenantId: string, part
 
 async function storePart(core: Core, app: AppRow, tenantId: string, part: FilePart, spool: Spool, originalFilename: string | null, quota: number | null): Promise<FileRow> {
   const whole = storingSlot(core);
-  const sniffed = await whole(() => sniffSpool(spool.path, part.size, extensionOf(originalFilename)));
+  const sniffed = await sniffSpool(spool.path, part.size, extensionOf(originalFilename), whole);
   if ("refused" in sniffed) throw refusedError(`its content: ${sniffed.refused}`);
 
   const id = newId("file");

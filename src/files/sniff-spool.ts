@@ -12,15 +12,16 @@ const TEXT_VERDICTS = new Set(["application/octet-stream", "application/json", "
  * `sniff` of a spooled upload of `size` bytes, the same answer as `sniff` of the whole file,
  * without holding the file in memory: the magic number and markup live in the first bytes,
  * and the text test streams the file (for binary data it stops within the first chunk).
- * Only text that starts like JSON is read whole, since the JSON check parses it. Reading
- * every upload whole here was most of the RSS growth of 8 concurrent 10 MB uploads.
+ * Only text that starts like JSON is read whole, since the JSON check parses it, inside
+ * `whole` (which bounds how many files are held at once). Reading every upload whole here
+ * was most of the RSS growth of 8 concurrent 10 MB uploads.
  */
-export async function sniffSpool(path: string, size: number, extension: string | null): Promise<Sniffed> {
+export async function sniffSpool(path: string, size: number, extension: string | null, whole: <T>(task: () => Promise<T>) => Promise<T>): Promise<Sniffed> {
   const head = await readSpoolHead(path, SNIFF_HEAD_BYTES);
   const first = sniff(head, extension);
   if (size <= head.length || "refused" in first || !TEXT_VERDICTS.has(first.mimeType)) return first;
   if (!(await isTextFile(path))) return { mimeType: "application/octet-stream" };
-  if (startsLikeJson(head)) return sniff(await readSpool(path), extension);
+  if (startsLikeJson(head)) return whole(async () => sniff(await readSpool(path), extension));
   // Text that is not JSON is typed by its first bytes and the extension alone.
   return sniff(head.subarray(0, completeUtf8Length(head)), extension);
 }
