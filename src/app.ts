@@ -2,9 +2,7 @@ import { H3 } from "h3";
 import type { TenantBackendConfig } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
-import { defineErrorMiddleware, errorToResponse } from "./errors.ts";
-import { defineCorsMiddleware } from "./http/cors.ts";
-import { defineBodyTimeoutMiddleware } from "./http/body-timeout.ts";
+import { errorToResponse } from "./errors.ts";
 import { createRouter } from "./http/router.ts";
 import { registerAreaRoutes } from "./areas.ts";
 import { ensureDefaultApp } from "./bootstrap.ts";
@@ -12,7 +10,7 @@ import { createAdminApi, type AdminApi } from "./admin/api.ts";
 import type { AppRow } from "./db/types.ts";
 import { startMaintenance } from "./maintenance.ts";
 import { installDashboard } from "./dashboard/install.ts";
-import { createLifecycle, defineLifecycleMiddleware, type Lifecycle } from "./http/lifecycle.ts";
+import { createLifecycle, defineRequestMiddleware, type Lifecycle } from "./http/lifecycle.ts";
 import { registerHealthRoutes } from "./http/health.ts";
 import { announceStart } from "./embed/startup.ts";
 
@@ -55,10 +53,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     // The app-level hook catches what h3 rejects before any middleware (a malformed
     // percent-encoded path); the middleware covers the rest, also when a host mounts us.
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
-    h3.use(defineLifecycleMiddleware(core, lifecycle));
-    h3.use(defineErrorMiddleware(core.log));
-    h3.use(defineCorsMiddleware(core));
-    h3.use(defineBodyTimeoutMiddleware(core.config.bodyIdleTimeoutSeconds * 1000));
+    h3.use(defineRequestMiddleware(core, lifecycle));
     const { router, finish } = createRouter(h3);
     registerHealthRoutes(router, core, lifecycle);
     registerAreaRoutes(router, core);

@@ -1,4 +1,4 @@
-import { HTTPError, onError, type H3Event, type Middleware } from "h3";
+import { HTTPError, type H3Event } from "h3";
 import type { Logger } from "./log.ts";
 import { isPgNulRejection } from "./db/postgres/connection.ts";
 
@@ -96,11 +96,11 @@ export function errorToResponse(error: HTTPError, event: H3Event, log: Logger): 
   return errorResponse(error.status, code, message, headers);
 }
 
-/**
- * Maps every error to `{ error, message }`. A middleware (not an app hook) so it still
- * runs when a host app mounts tenantd. Unexpected errors are logged and answered as
- * `internal_error` without internals.
- */
-export function defineErrorMiddleware(log: Logger): Middleware {
-  return onError((error: HTTPError, event: H3Event) => errorToResponse(error, event, log));
+/** Any thrown value as an HTTPError; what was not one is marked unhandled (a 500, logged). */
+export function asHttpError(thrown: unknown): HTTPError {
+  if (HTTPError.isError(thrown)) return thrown;
+  const error = new HTTPError(thrown as Error);
+  (error as { unhandled?: boolean }).unhandled = true;
+  if ((thrown as Error | undefined)?.stack) error.stack = (thrown as Error).stack;
+  return error;
 }

@@ -1,4 +1,4 @@
-import type { H3Event, Middleware } from "h3";
+import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
 
 const timedOut = (ms: number) =>
@@ -24,11 +24,9 @@ export { timedOut as bodyTimedOut };
 
 const IDLE_KEY = "tenantdBodyIdleMs";
 
-/** Tells the body readers of every request how long a body may stall (the server's `bodyIdleTimeoutSeconds`). */
-export function defineBodyTimeoutMiddleware(idleMs: number): Middleware {
-  return (event) => {
-    event.context[IDLE_KEY] = idleMs;
-  };
+/** Tells the body readers of this request how long its body may stall (the server's `bodyIdleTimeoutSeconds`). */
+export function setBodyIdleMs(event: H3Event, idleMs: number): void {
+  event.context[IDLE_KEY] = idleMs;
 }
 
 /** The stall limit for this request's body (30 s when tenantd's middleware did not run). */

@@ -1,4 +1,4 @@
-import type { H3Event, Middleware } from "h3";
+import type { H3Event } from "h3";
 import { errorResponse } from "../errors.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
@@ -14,19 +14,24 @@ const isPublicPath = (event: H3Event) => event.url.pathname.includes("/api/v1/pu
  * Per-app CORS. A preflight carries no app header, so it is allowed when any app lists the
  * origin; the real request then names its app and is refused with 403 unless that app lists
  * the origin, before any handler runs. Public reads (share links, files) allow every origin.
+ *
+ * Sets the allow headers on the event's response and answers the reply that ends the request
+ * here (a preflight, a refused origin), or undefined to go on to the route.
  */
-export function defineCorsMiddleware(core: Core): Middleware {
-  return async (event, next) => {
+export function corsCheck(core: Core): (event: H3Event) => Response | undefined | Promise<Response | undefined> {
+  return (event) => {
     const origin = event.req.headers.get("origin");
-    if (!origin) return next();
+    return origin ? check(event, origin) : undefined;
+  };
+
+  async function check(event: H3Event, origin: string): Promise<Response | undefined> {
     event.res.headers.append("vary", "Origin");
     const preflight = event.req.method === "OPTIONS" && event.req.headers.has("access-control-request-method");
 
     if (isPublicPath(event)) {
       event.res.headers.set("access-control-allow-origin", "*");
       event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
-      if (preflight) return preflightResponse("*");
-      return next();
+      return preflight ? preflightResponse("*") : undefined;
     }
     if (preflight) {
       const apps = await core.db.apps.cached();
@@ -45,8 +50,8 @@ export function defineCorsMiddleware(core: Core): Middleware {
       event.res.headers.set("access-control-allow-origin", origin);
       event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
     }
-    return next();
-  };
+    return undefined;
+  }
 }
 
 function preflightResponse(origin: string): Response {
