@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
-import { orderSql, whereSql } from "./records-sql.ts";
+import { orderSql, whereSql, type Fragment } from "./records-sql.ts";
 import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
@@ -21,6 +21,19 @@ interface RawRecord {
 const toRecord = (r: RawRecord): RecordRow => ({ seq: r.seq, id: r.id, data: r.data, createdAt: r.created_at, updatedAt: r.updated_at });
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
+
+/**
+ * A list page's statement. LIMIT is written into the text, not bound: SQLite's planner reads
+ * a bound LIMIT's value (it weighs sorting against walking an index in order by how many rows
+ * are wanted), and a statement whose plan read a bound value is compiled again every time
+ * that parameter is bound, which cost more than the page query itself for a small page. The
+ * limit takes at most RECORD_LIMITS.maxLimit values, so the statement cache stays small;
+ * OFFSET is not read by the planner and stays bound.
+ */
+function pageSql(where: Fragment, order: Fragment, limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`records: refusing page limit ${limit}`);
+  return `SELECT ${COLUMNS} FROM records WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
+}
 const STATEMENT_CACHE_SIZE = 500;
 
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
@@ -114,8 +127,8 @@ export function createRecordsRepo(db: SqliteDb) {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    const query = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`);
-    const args = [...w.params, ...o.params, page.limit, page.offset];
+    const query = stmt(pageSql(w, o, page.limit));
+    const args = [...w.params, ...o.params, page.offset];
     // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
     const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? query.all(...args) : query.iterate(...args);
     for (const row of rows as Iterable<RawRecord>) {
@@ -255,8 +268,8 @@ export function createRecordsRepo(db: SqliteDb) {
       const scoped = withAuto(scope);
       const w = whereSql(scoped, conditions);
       const o = orderSql(scoped, conditions, sort);
-      const sql = `EXPLAIN QUERY PLAN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`;
-      return (db.prepare(sql).all(...w.params, ...o.params, 50, 0) as { detail: string }[]).map((r) => r.detail);
+      const sql = `EXPLAIN QUERY PLAN ${pageSql(w, o, 50)}`;
+      return (db.prepare(sql).all(...w.params, ...o.params, 0) as { detail: string }[]).map((r) => r.detail);
     },
   };
 }
