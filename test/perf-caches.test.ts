@@ -123,3 +123,36 @@ describe("usage limits under the in-memory effective entitlements", () => {
     expectError(await increment(), 402, "limit_reached");
   });
 });
+
+describe("list totals under the total cache", () => {
+  // A list reads its page and, when the page does not tell the total, counts in a second
+  // statement; each carries its snapshot's data_version (src/db/sqlite/records.ts).
+  it("are counted in the page's own snapshot when another process commits between the page and the count", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    for (let i = 0; i < 3; i++) expect((await create(t, tenant, "items", { open: true })).status).toBe(201);
+    const statement = Object.getPrototypeOf(t.backend.core.sqlite.prepare("SELECT 1")) as { get: (...args: unknown[]) => unknown };
+    const get = statement.get;
+    let inserted = false;
+    statement.get = function (this: { source: string }, ...args: unknown[]) {
+      if (!inserted && this.source.startsWith("SELECT COUNT(*)")) {
+        inserted = true;
+        const at = Date.now() + 60_000;
+        otherProcess(t, (db) =>
+          db
+            .prepare("INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at) VALUES ('rec_between', ?, ?, 'items', '{\"open\":true}', ?, ?)")
+            .run(t.app.id, tenant.id, at, at),
+        );
+      }
+      return get.apply(this, args);
+    };
+    try {
+      const res = await t.request("GET", `/api/v1/data/items?filter=${encodeURIComponent('{"open":true}')}&limit=2`, { bearer: tenant.bearer });
+      expect(inserted).toBe(true);
+      // The record made between the two reads is the newest: the page the total counts holds it.
+      expect({ first: res.body.records[0].id, n: res.body.records.length, total: res.body.total }).toEqual({ first: "rec_between", n: 2, total: 4 });
+    } finally {
+      statement.get = get;
+    }
+  });
+});
