@@ -7,9 +7,9 @@ export const TOTALS_CACHE_SIZE = 20_000;
  *
  * Exactness: every write through the records repository forgets its scope's totals before
  * it returns; any commit by another connection (the CLI, a second server process) shows in
- * SQLite's `data_version`. Every lookup and store passes the data_version of the snapshot
- * the list read (records.ts reads it in the same statement as the page or the count); a
- * version other than the last one seen forgets everything. Records also leave through
+ * SQLite's `data_version`. Every lookup and store passes the data_version the list read
+ * (records.ts: after its page, or in the transaction of its count); a version other than the
+ * last one seen forgets everything. Records also leave through
  * cascades (a tenant or an app deleted): their scopes can no longer list, and ids are never
  * reused.
  */
@@ -38,7 +38,7 @@ export function createTotalsCache(maxEntries = TOTALS_CACHE_SIZE) {
 
   return {
     scopeKey,
-    /** `version`: the data_version of the snapshot the list reads. */
+    /** `version`: data_version, read after the list's page or in its transaction. */
     get(scope: string, filter: string, version: number): number | undefined {
       checkOtherWriters(version);
       const m = scopes.get(scope);

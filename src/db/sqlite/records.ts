@@ -18,22 +18,10 @@ interface RawRecord {
   updated_at: number;
 }
 
-/** A row of a list page: the record and the data_version of the page's snapshot. */
-interface PageRow extends RawRecord {
-  dv: number;
-}
-
 const toRecord = (r: RawRecord): RecordRow => ({ seq: r.seq, id: r.id, data: r.data, createdAt: r.created_at, updatedAt: r.updated_at });
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 
-/**
- * The data_version of the snapshot a statement reads (an uncorrelated subquery: evaluated
- * once per statement). It changes when another connection has committed since this
- * connection's previous read; the total cache compares it (records-totals.ts).
- */
-const DATA_VERSION = "(SELECT data_version FROM pragma_data_version)";
-const countSql = (where: Fragment) => `SELECT COUNT(*) AS n, ${DATA_VERSION} AS dv FROM records WHERE ${where.sql}`;
 
 /**
  * A list page's statement. LIMIT is written into the text, not bound: SQLite's planner reads
@@ -43,9 +31,9 @@ const countSql = (where: Fragment) => `SELECT COUNT(*) AS n, ${DATA_VERSION} AS 
  * limit takes at most RECORD_LIMITS.maxLimit values, so the statement cache stays small;
  * OFFSET is not read by the planner and stays bound.
  */
-function pageSql(where: Fragment, order: Fragment, limit: number, columns = `${COLUMNS}, ${DATA_VERSION} AS dv`): string {
+function pageSql(where: Fragment, order: Fragment, limit: number): string {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`records: refusing page limit ${limit}`);
-  return `SELECT ${columns} FROM records WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
+  return `SELECT ${COLUMNS} FROM records WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -136,18 +124,16 @@ export function createRecordsRepo(db: SqliteDb) {
       return { row: insertRow(scope, newId, data, now, others), created: true };
     },
   );
-  /** One page of records, and the data_version of the snapshot it was read from (none when the page is empty). */
-  function readPage(where: Fragment, order: Fragment, page: ListPage): { records: RecordRow[]; cut: boolean; version: number | undefined } {
+  /** One page of records; `cut` when it ended at the byte budget. */
+  function readPage(where: Fragment, order: Fragment, page: ListPage): { records: RecordRow[]; cut: boolean } {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    let version: number | undefined;
     const query = stmt(pageSql(where, order, page.limit));
     const args = [...where.params, ...order.params, page.offset];
     // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
     const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? query.all(...args) : query.iterate(...args);
-    for (const row of rows as Iterable<PageRow>) {
-      version = row.dv;
+    for (const row of rows as Iterable<RawRecord>) {
       // Rows are read one at a time, so a page of large records stops at the byte budget
       // instead of holding `limit` of them in memory at once.
       bytes += row.data.length;
@@ -157,49 +143,38 @@ export function createRecordsRepo(db: SqliteDb) {
       }
       records.push(toRecord(row));
     }
-    return { records, cut, version };
+    return { records, cut };
   }
 
   /** A page that ran out of matches before its limit already counted them. */
   const exhausted = (read: { records: RecordRow[]; cut: boolean }, page: ListPage) =>
     !read.cut && read.records.length < page.limit && (read.records.length > 0 || page.offset === 0);
 
-  // The page, then (when it does not tell) the total, each read in its own implicit read
-  // transaction: a list costs one statement, not four (BEGIN, page, data_version, COMMIT),
-  // in the common cases of a page that ends the matches or a total already counted. Both
-  // reads carry the snapshot's data_version: when the count's differs from the page's,
-  // another connection committed in between, and the list is read again in one transaction.
-  // This connection cannot write in between: the calls are synchronous.
+  /**
+   * The list without a transaction, in its common cases: a page that ends the matches (one
+   * statement, no BEGIN, data_version or COMMIT), or a total remembered from before. That
+   * total holds for the page when data_version, read after the page, is still the one it was
+   * counted under: data_version only grows, so the page's snapshot, between the two, saw no
+   * other connection's commit either (this connection cannot write in between: the calls
+   * are synchronous). Otherwise undefined, and the list is read in one transaction.
+   */
   function listUnlocked(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) {
-    const w = whereSql(scope, conditions);
-    const read = readPage(w, orderSql(scope, conditions, sort), page);
-    const scopeKey = totals.scopeKey(scope.appId, scope.tenantId, scope.collection);
-    // The parsed filter decides the matches; the SQL text varies with which fields have indexes.
-    const filterKey = JSON.stringify(conditions);
-    if (exhausted(read, page)) {
-      const total = page.offset + read.records.length;
-      if (read.version !== undefined) totals.set(scopeKey, filterKey, total, read.version);
-      return { records: read.records, total };
-    }
-    // An empty page past the end has no snapshot to compare a remembered total with.
-    if (read.version === undefined) return undefined;
-    const cached = totals.get(scopeKey, filterKey, read.version);
-    if (cached !== undefined) return { records: read.records, total: cached };
-    const count = stmt(countSql(w)).get(...w.params) as { n: number; dv: number };
-    if (count.dv !== read.version) return undefined;
-    totals.set(scopeKey, filterKey, count.n, count.dv);
-    return { records: read.records, total: count.n };
+    const read = readPage(whereSql(scope, conditions), orderSql(scope, conditions, sort), page);
+    if (exhausted(read, page)) return { records: read.records, total: page.offset + read.records.length };
+    const total = totals.get(totals.scopeKey(scope.appId, scope.tenantId, scope.collection), JSON.stringify(conditions), q.dataVersion.get()!);
+    return total === undefined ? undefined : { records: read.records, total };
   }
 
   const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) => {
     const w = whereSql(scope, conditions);
     const read = readPage(w, orderSql(scope, conditions, sort), page);
     const scopeKey = totals.scopeKey(scope.appId, scope.tenantId, scope.collection);
+    // The parsed filter decides the matches; the SQL text varies with which fields have indexes.
     const filterKey = JSON.stringify(conditions);
     const version = q.dataVersion.get()!;
     let total = totals.get(scopeKey, filterKey, version);
     if (total === undefined) {
-      total = exhausted(read, page) ? page.offset + read.records.length : (stmt(countSql(w)).get(...w.params) as { n: number }).n;
+      total = exhausted(read, page) ? page.offset + read.records.length : (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
       totals.set(scopeKey, filterKey, total, version);
     }
     return { records: read.records, total };
@@ -319,8 +294,7 @@ export function createRecordsRepo(db: SqliteDb) {
       const scoped = withAuto(scope);
       const w = whereSql(scoped, conditions);
       const o = orderSql(scoped, conditions, sort);
-      // Without the data_version column: its one-row subquery is not part of the records plan.
-      const sql = `EXPLAIN QUERY PLAN ${pageSql(w, o, 50, COLUMNS)}`;
+      const sql = `EXPLAIN QUERY PLAN ${pageSql(w, o, 50)}`;
       return (db.prepare(sql).all(...w.params, ...o.params, 0) as { detail: string }[]).map((r) => r.detail);
     },
   };
