@@ -48,4 +48,27 @@ describe("list totals", () => {
     expect(await total()).toBe(0);
     expect((await b.t.request("GET", `/api/v1/data/items?filter=${encodeURIComponent('{"open":true}')}`, { bearer: t2.bearer })).body.total).toBe(1);
   });
+
+  it("stay exact on full pages whose total was remembered, when another process writes, and past the last page", async () => {
+    const b = await dataBackend();
+    await b.api.seed("items", Array.from({ length: 5 }, () => ({ open: true })));
+    const list = async (offset: number) => (await b.api.list("items", { filter: { open: true }, limit: 2, offset })).body;
+    expect((await list(0)).total).toBe(5);
+    expect((await list(2)).total).toBe(5);
+    expect(await list(10)).toEqual({ records: [], total: 5, limit: 2, offset: 10 });
+    const insert = "INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at) VALUES ('rec_other', ?, ?, 'items', '{\"open\":true}', 1, 1)";
+    if (b.t.backend.core.engine === "sqlite") {
+      const other = new Database(join(b.t.dataDir, "tenantd.db"));
+      try {
+        other.prepare(insert).run(b.t.app.id, b.tenant.id);
+      } finally {
+        other.close();
+      }
+    } else {
+      await storeRows(b.t.backend).run(insert, b.t.app.id, b.tenant.id);
+    }
+    // A full page (its total remembered before the insert), and an empty page past the end.
+    expect((await list(0)).total).toBe(6);
+    expect(await list(10)).toEqual({ records: [], total: 6, limit: 2, offset: 10 });
+  });
 });

@@ -191,6 +191,17 @@ describe("list paging parameters", () => {
     const tail = await api.list("todos", { limit: 1, offset: 5 });
     expect(tail.body).toEqual({ records: [], total: 3, limit: 1, offset: 5 });
   });
+
+  it("returns as many records as each request's limit when the same filter is listed with different limits", async () => {
+    const { api } = await dataBackend();
+    await api.seed("todos", [{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const sizes: number[][] = [];
+    for (const limit of [1, 2, 1, 3, 2]) {
+      const page = await api.list("todos", { filter: { n: { $gte: 1 } }, sort: { n: 1 }, limit });
+      sizes.push(page.body.records.map((r: { data: { n: number } }) => r.data.n));
+    }
+    expect(sizes).toEqual([[1], [1, 2], [1], [1, 2, 3], [1, 2]]);
+  });
 });
 
 describe("unique fields and upsert", () => {

@@ -123,3 +123,43 @@ describe("usage limits under the in-memory effective entitlements", () => {
     expectError(await increment(), 402, "limit_reached");
   });
 });
+
+describe("list totals under the total cache", () => {
+  // A list reads its page outside a transaction and takes a remembered total only when
+  // data_version, read after the page, is unchanged (src/db/sqlite/records.ts).
+  it("are not taken from memory when another process commits between the page and the data_version read", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    for (let i = 0; i < 3; i++) expect((await create(t, tenant, "items", { open: true })).status).toBe(201);
+    const list = () => t.request("GET", `/api/v1/data/items?filter=${encodeURIComponent('{"open":true}')}&limit=2`, { bearer: tenant.bearer });
+    expect((await list()).body.total).toBe(3); // a full page: counted, and remembered
+    const statement = Object.getPrototypeOf(t.backend.core.sqlite.prepare("SELECT 1")) as Record<"all" | "get", (...args: unknown[]) => unknown>;
+    const { all, get } = statement;
+    let pageRead = false;
+    let inserted = false;
+    statement.all = function (this: { source: string }, ...args: unknown[]) {
+      if (this.source.startsWith("SELECT seq, id, data")) pageRead = true;
+      return all.apply(this, args);
+    };
+    statement.get = function (this: { source: string }, ...args: unknown[]) {
+      if (pageRead && !inserted && this.source === "PRAGMA data_version") {
+        inserted = true;
+        const at = Date.now() + 60_000;
+        otherProcess(t, (db) =>
+          db
+            .prepare("INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at) VALUES ('rec_between', ?, ?, 'items', '{\"open\":true}', ?, ?)")
+            .run(t.app.id, tenant.id, at, at),
+        );
+      }
+      return get.apply(this, args);
+    };
+    try {
+      const res = await list();
+      expect(inserted).toBe(true);
+      // The record made between the two reads is the newest: the page the total counts holds it.
+      expect({ first: res.body.records[0].id, n: res.body.records.length, total: res.body.total }).toEqual({ first: "rec_between", n: 2, total: 4 });
+    } finally {
+      Object.assign(statement, { all, get });
+    }
+  });
+});

@@ -75,10 +75,14 @@ function join(parts: Fragment[], sep: string): Fragment {
 function fieldCondition(path: string, op: Condition["op"], value: Json, scope: RecordScope): Fragment {
   const { rank, value: val } = fieldExprs(path, scope);
   const rankIs = (r: number): Fragment => ({ sql: `${rank.sql} = ${r}`, params: rank.params });
+  // The value test comes before the rank test: SQLite evaluates the terms a scan checks in
+  // the order written, and the value test alone turns away most rows of a selective filter,
+  // so the rank's json_type runs only on the rows whose value matched (an index on the field
+  // matches both terms whatever their order).
   const compare = (sqlOp: string, v: Json): Fragment => {
     if (v === null) return rankIs(1);
     const b = bind(v);
-    return { sql: `(${rank.sql} = ${rankOf(v)} AND ${val.sql} ${sqlOp} ${b.sql})`, params: [...rank.params, ...val.params, b.param] };
+    return { sql: `(${val.sql} ${sqlOp} ${b.sql} AND ${rank.sql} = ${rankOf(v)})`, params: [...val.params, b.param, ...rank.params] };
   };
   switch (op) {
     case "$eq":
@@ -108,8 +112,8 @@ function fieldCondition(path: string, op: Condition["op"], value: Json, scope: R
       for (const [r, vs] of byRank) {
         const bs = vs.map(bind);
         parts.push({
-          sql: `(${rank.sql} = ${r} AND ${val.sql} IN (${bs.map((b) => b.sql).join(", ")}))`,
-          params: [...rank.params, ...val.params, ...bs.map((b) => b.param)],
+          sql: `(${val.sql} IN (${bs.map((b) => b.sql).join(", ")}) AND ${rank.sql} = ${r})`,
+          params: [...val.params, ...bs.map((b) => b.param), ...rank.params],
         });
       }
       const all = join(parts, " OR ");

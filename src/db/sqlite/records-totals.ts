@@ -1,5 +1,3 @@
-import type { SqliteDb } from "./connection.ts";
-
 /** Entries kept across every (app, tenant, collection); past it the least recently used scopes go. */
 export const TOTALS_CACHE_SIZE = 20_000;
 
@@ -9,13 +7,14 @@ export const TOTALS_CACHE_SIZE = 20_000;
  *
  * Exactness: every write through the records repository forgets its scope's totals before
  * it returns; any commit by another connection (the CLI, a second server process) shows in
- * SQLite's `data_version`, which is read on every lookup (about a microsecond, next to the
- * list's own query) and forgets everything. Records also leave through cascades (a tenant or
- * an app deleted): their scopes can no longer list, and ids are never reused.
+ * SQLite's `data_version`. Every lookup and store passes the data_version the list read
+ * (records.ts: after its page, or in the transaction of its count); a version other than the
+ * last one seen forgets everything. Records also leave through
+ * cascades (a tenant or an app deleted): their scopes can no longer list, and ids are never
+ * reused.
  */
-export function createTotalsCache(db: SqliteDb, maxEntries = TOTALS_CACHE_SIZE) {
-  const dataVersion = db.prepare("PRAGMA data_version").pluck();
-  let seenVersion: unknown = dataVersion.get();
+export function createTotalsCache(maxEntries = TOTALS_CACHE_SIZE) {
+  let seenVersion: number | undefined;
   /** scope key → filter key → total; Map order is recency of use */
   const scopes = new Map<string, Map<string, number>>();
   let entries = 0;
@@ -29,8 +28,7 @@ export function createTotalsCache(db: SqliteDb, maxEntries = TOTALS_CACHE_SIZE) 
     scopes.delete(key);
   }
 
-  function checkOtherWriters() {
-    const version = dataVersion.get();
+  function checkOtherWriters(version: number) {
     if (version !== seenVersion) {
       seenVersion = version;
       scopes.clear();
@@ -40,15 +38,18 @@ export function createTotalsCache(db: SqliteDb, maxEntries = TOTALS_CACHE_SIZE) 
 
   return {
     scopeKey,
-    get(scope: string, filter: string): number | undefined {
-      checkOtherWriters();
+    /** `version`: data_version, read after the list's page or in its transaction. */
+    get(scope: string, filter: string, version: number): number | undefined {
+      checkOtherWriters(version);
       const m = scopes.get(scope);
       if (!m) return undefined;
       scopes.delete(scope);
       scopes.set(scope, m);
       return m.get(filter);
     },
-    set(scope: string, filter: string, total: number): void {
+    /** `version`: the data_version of the snapshot `total` was counted in. */
+    set(scope: string, filter: string, total: number, version: number): void {
+      checkOtherWriters(version);
       let m = scopes.get(scope);
       if (!m) {
         m = new Map();

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
-import { orderSql, whereSql } from "./records-sql.ts";
+import { orderSql, whereSql, type Fragment } from "./records-sql.ts";
 import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
@@ -21,12 +21,27 @@ interface RawRecord {
 const toRecord = (r: RawRecord): RecordRow => ({ seq: r.seq, id: r.id, data: r.data, createdAt: r.created_at, updatedAt: r.updated_at });
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
+
+
+/**
+ * A list page's statement. LIMIT is written into the text, not bound: SQLite's planner reads
+ * a bound LIMIT's value (it weighs sorting against walking an index in order by how many rows
+ * are wanted), and a statement whose plan read a bound value is compiled again every time
+ * that parameter is bound, which cost more than the page query itself for a small page. The
+ * limit takes at most RECORD_LIMITS.maxLimit values, so the statement cache stays small;
+ * OFFSET is not read by the planner and stays bound.
+ */
+function pageSql(where: Fragment, order: Fragment, limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`records: refusing page limit ${limit}`);
+  return `SELECT ${COLUMNS} FROM records WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
+}
+
 const STATEMENT_CACHE_SIZE = 500;
 
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
 
 export function createRecordsRepo(db: SqliteDb) {
-  const totals = createTotalsCache(db);
+  const totals = createTotalsCache();
   const autos = createAutoIndexes(db);
   const forgetTotals = (scope: RecordScope) => totals.forget(totals.scopeKey(scope.appId, scope.tenantId, scope.collection));
 
@@ -61,6 +76,7 @@ export function createRecordsRepo(db: SqliteDb) {
       `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
     ),
     indexNames: db.prepare<[number, string], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, ?) = ?").pluck(),
+    dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
 
   const byId = (scope: RecordScope, id: string) => q.byId.get(id, scope.appId, scope.tenantId, scope.collection);
@@ -108,14 +124,13 @@ export function createRecordsRepo(db: SqliteDb) {
       return { row: insertRow(scope, newId, data, now, others), created: true };
     },
   );
-  const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) => {
-    const w = whereSql(scope, conditions);
-    const o = orderSql(scope, conditions, sort);
+  /** One page of records; `cut` when it ended at the byte budget. */
+  function readPage(where: Fragment, order: Fragment, page: ListPage): { records: RecordRow[]; cut: boolean } {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    const query = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`);
-    const args = [...w.params, ...o.params, page.limit, page.offset];
+    const query = stmt(pageSql(where, order, page.limit));
+    const args = [...where.params, ...order.params, page.offset];
     // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
     const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? query.all(...args) : query.iterate(...args);
     for (const row of rows as Iterable<RawRecord>) {
@@ -128,17 +143,41 @@ export function createRecordsRepo(db: SqliteDb) {
       }
       records.push(toRecord(row));
     }
+    return { records, cut };
+  }
+
+  /** A page that ran out of matches before its limit already counted them. */
+  const exhausted = (read: { records: RecordRow[]; cut: boolean }, page: ListPage) =>
+    !read.cut && read.records.length < page.limit && (read.records.length > 0 || page.offset === 0);
+
+  /**
+   * The list without a transaction, in its common cases: a page that ends the matches (one
+   * statement, no BEGIN, data_version or COMMIT), or a total remembered from before. That
+   * total holds for the page when data_version, read after the page, is still the one it was
+   * counted under: data_version only grows, so the page's snapshot, between the two, saw no
+   * other connection's commit either (this connection cannot write in between: the calls
+   * are synchronous). Otherwise undefined, and the list is read in one transaction.
+   */
+  function listUnlocked(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) {
+    const read = readPage(whereSql(scope, conditions), orderSql(scope, conditions, sort), page);
+    if (exhausted(read, page)) return { records: read.records, total: page.offset + read.records.length };
+    const total = totals.get(totals.scopeKey(scope.appId, scope.tenantId, scope.collection), JSON.stringify(conditions), q.dataVersion.get()!);
+    return total === undefined ? undefined : { records: read.records, total };
+  }
+
+  const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) => {
+    const w = whereSql(scope, conditions);
+    const read = readPage(w, orderSql(scope, conditions, sort), page);
     const scopeKey = totals.scopeKey(scope.appId, scope.tenantId, scope.collection);
     // The parsed filter decides the matches; the SQL text varies with which fields have indexes.
     const filterKey = JSON.stringify(conditions);
-    let total = totals.get(scopeKey, filterKey);
+    const version = q.dataVersion.get()!;
+    let total = totals.get(scopeKey, filterKey, version);
     if (total === undefined) {
-      // A page that ran out of matches before its limit already counted them.
-      const exhausted = !cut && records.length < page.limit && (records.length > 0 || page.offset === 0);
-      total = exhausted ? page.offset + records.length : (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
-      totals.set(scopeKey, filterKey, total);
+      total = exhausted(read, page) ? page.offset + read.records.length : (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
+      totals.set(scopeKey, filterKey, total, version);
     }
-    return { records, total };
+    return { records: read.records, total };
   });
   const txShare = db.transaction((scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string) => {
     if (!byId(scope, recordId)) return false;
@@ -168,8 +207,8 @@ export function createRecordsRepo(db: SqliteDb) {
       return row && toRecord(row);
     },
     /**
-     * One query for the page, one for the total, read from the same snapshot. The page ends
-     * early once its records' data passes `maxBytes` (it always holds at least one record).
+     * The page and its total, as of one snapshot (see listUnlocked). The page ends early once
+     * its records' data passes `maxBytes` (it always holds at least one record).
      */
     /**
      * `total` is remembered per scope and filter until a write to the scope (or another
@@ -178,7 +217,7 @@ export function createRecordsRepo(db: SqliteDb) {
      */
     async list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): Promise<{ records: RecordRow[]; total: number }> {
       const scoped = withAuto(scope);
-      const result = txList(scoped, conditions, sort, page);
+      const result = listUnlocked(scoped, conditions, sort, page) ?? txList(scoped, conditions, sort, page);
       const fields = indexableFields(conditions, sort);
       if (fields.length > 0) {
         const auto = autos.paths(scope.appId, scope.collection);
@@ -255,8 +294,8 @@ export function createRecordsRepo(db: SqliteDb) {
       const scoped = withAuto(scope);
       const w = whereSql(scoped, conditions);
       const o = orderSql(scoped, conditions, sort);
-      const sql = `EXPLAIN QUERY PLAN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${o.sql} LIMIT ? OFFSET ?`;
-      return (db.prepare(sql).all(...w.params, ...o.params, 50, 0) as { detail: string }[]).map((r) => r.detail);
+      const sql = `EXPLAIN QUERY PLAN ${pageSql(w, o, 50)}`;
+      return (db.prepare(sql).all(...w.params, ...o.params, 0) as { detail: string }[]).map((r) => r.detail);
     },
   };
 }
