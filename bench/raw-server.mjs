@@ -69,10 +69,15 @@ const autoIndex = () => {
 
 // One list statement per filtered field (the field name is part of the SQL, as in any JSON store).
 // `scan`: the field's index is kept out (unary +), for collections where tenantd has none.
+// The page's LIMIT is written into the SQL, as tenantd does: SQLite's planner reads a bound
+// LIMIT, and a statement whose plan read a bound value is compiled again on every bind.
 const listSql = (field, scan = false) => {
   const expr = `${scan ? "+" : ""}json_extract(data, '$.${field}')`;
+  const pages = new Map();
+  const sql = (limit) => `SELECT * FROM records WHERE tenant_id = ? AND collection = ? AND ${expr} = ? ORDER BY created_at DESC LIMIT ${limit}`;
   return {
-    page: db.prepare(`SELECT * FROM records WHERE tenant_id = ? AND collection = ? AND ${expr} = ? ORDER BY created_at DESC LIMIT ?`),
+    page: (limit) => pages.get(limit) ?? pages.set(limit, db.prepare(sql(limit))).get(limit),
+    sql,
     count: db.prepare(`SELECT COUNT(*) AS n FROM records WHERE tenant_id = ? AND collection = ? AND ${expr} = ?`).pluck(),
   };
 };
@@ -177,11 +182,12 @@ app.get("/records/:tenant/:collection", (event) => {
   const list = (!AUTO_COLLECTIONS.has(collection) && scanLists[query.field]) || lists[query.field];
   if (!list) throw new HTTPError({ status: 400, message: "field" });
   const limit = Number(query.limit ?? 50);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new HTTPError({ status: 400, message: "limit" });
   const args = [getRouterParam(event, "tenant"), getRouterParam(event, "collection"), query.value];
   const key = `${args.join("\u0000")}\u0000${query.field}`;
   let total = totals.get(key);
   if (total === undefined) totals.set(key, (total = list.count.get(...args)));
-  return { records: list.page.all(...args, limit).map(toRecord), total, limit, offset: 0 };
+  return { records: list.page(limit).all(...args).map(toRecord), total, limit, offset: 0 };
 });
 
 app.get("/records/:id", (event) => {
@@ -275,7 +281,7 @@ serveIpc({
     return { rows: total, ms: Date.now() - started };
   },
   explain: ({ tenantId, collection, field, value }) =>
-    db.prepare(`EXPLAIN QUERY PLAN ${lists[field].page.source}`).all(tenantId, collection, value, 20).map((r) => r.detail),
+    db.prepare(`EXPLAIN QUERY PLAN ${lists[field].sql(20)}`).all(tenantId, collection, value).map((r) => r.detail),
   shutdown,
 });
 

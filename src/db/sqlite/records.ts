@@ -22,7 +22,6 @@ const toRecord = (r: RawRecord): RecordRow => ({ seq: r.seq, id: r.id, data: r.d
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 
-
 /**
  * A list page's statement. LIMIT is written into the text, not bound: SQLite's planner reads
  * a bound LIMIT's value (it weighs sorting against walking an index in order by how many rows
