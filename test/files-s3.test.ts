@@ -1,11 +1,10 @@
 import { createServer, type AddressInfo } from "node:net";
 import { createServer as createHttpServer, request as httpRequest } from "node:http";
-import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { createTenantBackend, ConfigError } from "../src/index.ts";
 import { createS3Bucket } from "../src/files/s3.ts";
 import type { Logger } from "../src/log.ts";
-import { afterThisTest, expectError, signupTenant, tempDir } from "./_helpers.ts";
+import { afterThisTest, expectError, signupTenant, tempDir, opaqueBytes } from "./_helpers.ts";
 import { BOUNDARY, DRIVERS, multipart, sample, startFilesBackend } from "./files-helpers.ts";
 import { s3Client, s3Env, s3Server, s3Storage } from "./_s3.ts";
 import { serve, spawnCli } from "./_serve.ts";
@@ -40,7 +39,7 @@ describe("files on S3", () => {
   test("an upload streams into the bucket as an object with the bytes and the headers a CDN would serve", async () => {
     const t = await startFilesBackend(S3);
     const bucket = (t.backend.core.config.storageChoice as { bucket: string }).bucket;
-    const data = randomBytes(3 * MiB);
+    const data = opaqueBytes(3 * MiB);
     const file = (await t.upload({ filename: "report.pdf", data: Buffer.concat([sample("pdf", 16), data]) })).body.file;
     const res = await object(bucket, file.pathname);
     expect(res.status).toBe(200);
@@ -81,7 +80,7 @@ describe("files on S3", () => {
 
   test("a range is read from S3 as a range: 206 with the right headers, also near the end of a 10 MiB file", async () => {
     const t = await startFilesBackend(S3);
-    const data = randomBytes(10 * MiB);
+    const data = opaqueBytes(10 * MiB);
     const up = await t.upload({ filename: "big.bin", data });
     expect(up.status, up.text).toBe(201);
     const { url } = up.body.file;
@@ -174,7 +173,7 @@ describe("S3 failing for a moment", () => {
     const flaky = await flakyS3(2);
     const storage = await s3Storage({ endpoint: flaky.endpoint });
     const t = await startFilesBackend(S3, { storage });
-    const data = randomBytes(3 * MiB);
+    const data = opaqueBytes(3 * MiB);
     const up = await t.upload({ filename: "retry.bin", data });
     expect(up.status, up.text).toBe(201);
     expect(flaky.refused()).toBe(2);
@@ -185,7 +184,7 @@ describe("S3 failing for a moment", () => {
   test("an upload S3 keeps refusing answers 503 unavailable, and no row is left", async () => {
     const flaky = await flakyS3(Infinity);
     const t = await startFilesBackend(S3, { storage: await s3Storage({ endpoint: flaky.endpoint }) });
-    expectError(await t.upload({ filename: "never.bin", data: randomBytes(1 * MiB) }), 503, "unavailable");
+    expectError(await t.upload({ filename: "never.bin", data: opaqueBytes(1 * MiB) }), 503, "unavailable");
     expect(flaky.refused()).toBe(4);
     expect(await t.backend.core.db.files.usedBytes(t.app.id, t.tenant.id)).toBe(0);
     expect(await t.storedKeys()).toEqual([]);
@@ -235,7 +234,7 @@ describe("tenantd serve on S3", () => {
     const appId = /app id:\s+(\S+)/.exec(s.stdout())![1]!;
     const signup = await fetch(`${s.url}/api/v1/auth/signup`, { method: "POST", headers: { "x-service-key": key, "content-type": "application/json" }, body: JSON.stringify({ email: "s3@example.com", password: "a long password" }) });
     const { accessToken } = (await signup.json()) as { accessToken: string };
-    const data = randomBytes(2 * MiB);
+    const data = opaqueBytes(2 * MiB);
     const up = await fetch(`${s.url}/api/v1/files/upload`, {
       method: "POST",
       headers: { authorization: `Bearer ${accessToken}`, "x-service-app": appId, "content-type": `multipart/form-data; boundary=${BOUNDARY}` },

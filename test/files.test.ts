@@ -1,11 +1,10 @@
 import { existsSync } from "node:fs";
 import { truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { createTenantBackend, ConfigError } from "../src/index.ts";
 import { sniffSpool } from "../src/files/sniff-spool.ts";
-import { expectError, signupTenant, tempDir } from "./_helpers.ts";
+import { expectError, signupTenant, tempDir, opaqueBytes } from "./_helpers.ts";
 import { BOUNDARY, DRIVERS, multipart, sample, startFilesBackend, type FilesBackend } from "./files-helpers.ts";
 
 const MiB = 1024 * 1024;
@@ -66,7 +65,7 @@ describe.each(DRIVERS)("files on the $name driver", (driver) => {
 
   test("a file of exactly 10 MiB is stored; one byte more is 413 and nothing is stored", async () => {
     const t = await start();
-    const data = randomBytes(10 * MiB);
+    const data = opaqueBytes(10 * MiB);
     const ok = await t.upload({ filename: "big.bin", data });
     expect({ status: ok.status, text: ok.status === 201 ? "" : ok.text }).toEqual({ status: 201, text: "" });
     expect(ok.body.file.sizeBytes).toBe(10 * MiB);
@@ -327,7 +326,7 @@ describe("the type of a file larger than its first 64 KiB", () => {
       { name: "data.json", data: json, mime: "application/json" },
       { name: "broken.json", data: Buffer.concat([json, Buffer.from("]")]), mime: "text/plain" },
       { name: "a.png", data: sample("png", 200 * KiB), mime: "image/png" },
-      { name: "a.bin", data: Buffer.concat([sample("unknown"), randomBytes(200 * KiB)]), mime: "application/octet-stream" },
+      { name: "a.bin", data: Buffer.concat([sample("unknown"), opaqueBytes(200 * KiB)]), mime: "application/octet-stream" },
     ];
     expect(json.length).toBeGreaterThan(128 * KiB);
     for (const c of cases) {
@@ -368,8 +367,8 @@ describe("files configuration", () => {
 
   test("files.maxBytes sets the limit", async () => {
     const t = await startFilesBackend(DRIVERS[1], { files: { maxBytes: 1000 } });
-    expect((await t.upload({ filename: "a.bin", data: randomBytes(1000) })).status).toBe(201);
-    const over = await t.upload({ filename: "b.bin", data: randomBytes(1001) });
+    expect((await t.upload({ filename: "a.bin", data: opaqueBytes(1000) })).status).toBe(201);
+    const over = await t.upload({ filename: "b.bin", data: opaqueBytes(1001) });
     expectError(over, 413, "payload_too_large");
     expect(over.body.message).toContain("1000-byte limit");
   });
@@ -383,20 +382,20 @@ describe.each(DRIVERS)("storage quota on the $name driver", (driver) => {
   test("an upload past storage_bytes is 402 limit_reached and stores nothing; bytes count per tenant", async () => {
     const t = await startFilesBackend(driver);
     await withQuota(t, 1000);
-    const first = await t.upload({ filename: "a.bin", data: randomBytes(600) });
+    const first = await t.upload({ filename: "a.bin", data: opaqueBytes(600) });
     expect(first.status).toBe(201);
-    expectError(await t.upload({ filename: "b.bin", data: randomBytes(600) }), 402, "limit_reached");
+    expectError(await t.upload({ filename: "b.bin", data: opaqueBytes(600) }), 402, "limit_reached");
     expect(await t.storedKeys()).toHaveLength(1);
     expect(await t.backend.core.db.files.usedBytes(t.app.id, t.tenant.id)).toBe(600);
 
     // exactly up to the quota is fine
-    expect((await t.upload({ filename: "c.bin", data: randomBytes(400) })).status).toBe(201);
+    expect((await t.upload({ filename: "c.bin", data: opaqueBytes(400) })).status).toBe(201);
     // another tenant has a quota of its own
     const other = await signupTenant(t);
-    expect((await t.upload({ filename: "d.bin", data: randomBytes(1000) }, other)).status).toBe(201);
+    expect((await t.upload({ filename: "d.bin", data: opaqueBytes(1000) }, other)).status).toBe(201);
     // deleting frees the bytes
     await t.request("DELETE", `/api/v1/files/${first.body.file.id}`, { bearer: t.tenant.bearer });
-    expect((await t.upload({ filename: "e.bin", data: randomBytes(600) })).status).toBe(201);
+    expect((await t.upload({ filename: "e.bin", data: opaqueBytes(600) })).status).toBe(201);
   });
 
   test("storage_bytes false allows nothing but empty files; true means no limit", async () => {
@@ -405,7 +404,7 @@ describe.each(DRIVERS)("storage quota on the $name driver", (driver) => {
     expectError(await t.upload({ filename: "a.bin", data: "x" }), 402, "limit_reached");
     expect((await t.upload({ filename: "empty.bin", data: "" })).status).toBe(201);
     await withQuota(t, true);
-    expect((await t.upload({ filename: "a.bin", data: randomBytes(5000) })).status).toBe(201);
+    expect((await t.upload({ filename: "a.bin", data: opaqueBytes(5000) })).status).toBe(201);
   });
 });
 

@@ -2,8 +2,7 @@ import { describe, expect, it } from "vitest";
 import { request, Agent, type IncomingMessage } from "node:http";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
-import { tempDir } from "./_helpers.ts";
+import { tempDir, opaqueBytes } from "./_helpers.ts";
 import { multipart } from "./files-helpers.ts";
 import { serve, spawnCli, type Served } from "./_serve.ts";
 
@@ -41,7 +40,7 @@ async function signup(s: Served, email = "ops@example.com"): Promise<{ accessTok
  * the rest and resolves with the answer.
  */
 async function startUpload(s: Served, auth: { accessToken: string; appId: string }, size: number) {
-  const data = randomBytes(size);
+  const data = opaqueBytes(size);
   const body = Buffer.from(multipart([{ filename: "big.bin", type: "application/octet-stream", data }]));
   let answer: Promise<Answer>;
   const req = request(`${s.url}/api/v1/files/upload`, {
