@@ -1,7 +1,6 @@
 // What the scenarios need before a load, made once per run and shared: tenants, records,
 // the seeded collections, uploaded files. Each fixture exists on both servers.
-import { randomBytes } from "node:crypto";
-import { call, bearerHeaders, expectOk, multipart } from "./http.mjs";
+import { call, bearerHeaders, expectOk, multipart, opaqueBytes } from "./http.mjs";
 import { COLLECTIONS, FILTERS, HALF_FILTERS, SIZES, expectedMatches, recordData } from "./dataset.mjs";
 
 export const PASSWORD = "correct horse battery staple";
@@ -159,7 +158,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
         })),
       upload: (bytes) => tdUpload(bytes),
       /** A 100 KB file for the public read scenario. */
-      smallFile: () => once("td.smallFile", () => tdUpload(randomBytes(100 * 1024))),
+      smallFile: () => once("td.smallFile", () => tdUpload(opaqueBytes(100 * 1024))),
     },
     raw: {
       signup: rawSignup,
@@ -179,7 +178,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
           return { tenants, seeded };
         }),
       upload: (bytes) => rawUpload(bytes),
-      smallFile: () => once("raw.smallFile", () => rawUpload(randomBytes(100 * 1024))),
+      smallFile: () => once("raw.smallFile", () => rawUpload(opaqueBytes(100 * 1024))),
     },
   };
   return f;

@@ -1,10 +1,9 @@
 // Every scenario: what tenantd gets, what the raw baseline gets for the same SQL work, and
 // the target from issue 10. `tenantd`/`raw` return `{ requests }` (a factory, called once
 // per load so per-connection state such as refresh-token chains starts fresh).
-import { randomBytes } from "node:crypto";
 import { COLLECTIONS, FILTERS, HALF_FILTERS, recordData } from "./dataset.mjs";
 import { PASSWORD } from "./fixtures.mjs";
-import { call, expectOk, multipart } from "./http.mjs";
+import { call, expectOk, multipart, opaqueBytes } from "./http.mjs";
 
 const json = (body) => JSON.stringify(body);
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -150,14 +149,14 @@ function uploadScenario(name, bytes, { connections, amount, target }) {
     target,
     async tenantd(f) {
       // Probe with a small file, so a missing endpoint is found before building the big body.
-      await f.td.upload(randomBytes(1024));
+      await f.td.upload(opaqueBytes(1024));
       const headers = await f.td.headers();
-      const { body, contentType } = multipart(randomBytes(bytes));
+      const { body, contentType } = multipart(opaqueBytes(bytes));
       return { requests: () => [{ method: "POST", path: "/api/v1/files/upload", headers: { ...headers, "content-type": contentType }, body }] };
     },
     async raw(f) {
       const t = await f.raw.main();
-      const { body, contentType } = multipart(randomBytes(bytes));
+      const { body, contentType } = multipart(opaqueBytes(bytes));
       return { requests: () => [{ method: "POST", path: `/files/${t.id}`, headers: { "content-type": contentType }, body }] };
     },
   };
