@@ -250,7 +250,7 @@ describe("migrations", () => {
     const other = createPgRepositories(engine.sql);
     await db.apps.findById("app1"); // this process caches the apps
     await other.apps.insert({ id: "app-other", name: "O", publishableKey: "pk-other", secretKeyHash: null, ownerId: null, settings: readSettings({}), createdAt: T0, updatedAt: T0 });
-    await expect.poll(() => db.apps.findByKey("pk-other").then((a) => a?.id), { timeout: 5000 }).toBe("app-other");
+    await expect.poll(async () => (await db.apps.findByKey("pk-other"))?.id, { timeout: 5000 }).toBe("app-other");
     await other.apps.remove("app-other");
     await expect.poll(() => db.apps.findById("app-other"), { timeout: 5000 }).toBeUndefined();
   });

@@ -3,8 +3,10 @@
  * engine implements (SQLite in src/db/sqlite/, PostgreSQL in src/db/postgres/). Areas above
  * db/ see only these, the rows in types.ts and the values in shared.ts. Every method is
  * atomic on its own; the few synchronous members are steps that run inside another
- * repository's transaction (tenant creation).
+ * repository's transaction (tenant creation). The reads every request makes (app, session
+ * state, tenant) answer `Awaitable`: synchronously where the engine can (src/awaitable.ts).
  */
+import type { Awaitable } from "../awaitable.ts";
 import type {
   AppRow,
   AppUsage,
@@ -63,8 +65,8 @@ export interface MetaRepository {
 }
 
 export interface AppsRepository {
-  findById(id: string): Promise<AppRow | undefined>;
-  findByKey(key: string): Promise<AppRow | undefined>;
+  findById(id: string): Awaitable<AppRow | undefined>;
+  findByKey(key: string): Awaitable<AppRow | undefined>;
   /** Every app, from the cache (the CORS preflight check reads it on each OPTIONS). */
   cached(): Promise<AppRow[]>;
   list(ownerId?: string): Promise<AppRow[]>;
@@ -97,7 +99,7 @@ export interface TenantsRepository {
    */
   createWithSession(tenant: TenantRow, session: NewSession, step?: InTransactionStep): Promise<void>;
   findByEmail(appId: string, email: string): Promise<TenantRow | undefined>;
-  findById(appId: string, id: string): Promise<TenantRow | undefined>;
+  findById(appId: string, id: string): Awaitable<TenantRow | undefined>;
   /** Newest first; filtered by a substring of the email, verified or not, created in [from, before). */
   list(appId: string, opts: TenantListFilter & {
       limit: number;
@@ -120,7 +122,7 @@ export interface SessionsRepository {
    * guard's clock) lets an engine serve it from memory and look for other processes'
    * revocations at most every 0.1 s (SQLite); PostgreSQL reads the row each time.
    */
-  state(sessionId: string, now?: number): Promise<SessionState | undefined>;
+  state(sessionId: string, now?: number): Awaitable<SessionState | undefined>;
   /**
    * Exchanges a refresh token for a new one. Within `graceMs` of a rotation, the same old
    * token gets the same successor again (`repeat`, idempotent); any other use of a rotated

@@ -5,6 +5,7 @@ import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";
 import { untilReady } from "./postgres/deferred.ts";
+import type { Repositories } from "./repositories.ts";
 
 export interface DatabaseConfig {
   /** postgres://user:password@host:port/database */
@@ -15,7 +16,7 @@ export interface DatabaseConfig {
 /** The engine behind the repositories: SQLite (default) or PostgreSQL (`database.url`). */
 export interface Store {
   engine: "sqlite" | "postgres";
-  db: ReturnType<typeof createRepositories>;
+  db: Repositories;
   /** The SQLite handle; on PostgreSQL any use throws (only tests and SQLite-only tools reach for it). */
   sqlite: SqliteDb;
   /** Settles when the schema is current (at once on SQLite). */

@@ -2,20 +2,22 @@ import { getRequestIP, type H3Event } from "h3";
 import { clientKey, resolveClientAddress } from "./trust-proxy.ts";
 import { fail } from "../errors.ts";
 import { constantTimeEqual, hashToken } from "../crypto/random.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 import type { Core } from "../core.ts";
 import type { AppRow, DeveloperRow } from "../db/types.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
-export async function requireApp(event: H3Event, core: Core): Promise<AppRow> {
+export function requireApp(event: H3Event, core: Core): Awaitable<AppRow> {
   const key = event.req.headers.get("x-service-key");
   if (!key) throw fail("unauthorized", "Missing x-service-key header: send your app's publishable key.");
-  const app = await core.db.apps.findByKey(key);
-  if (!app) {
-    const hint = key.startsWith("sk_") ? " This is the app's secret key: it goes in x-service-secret, and only from your server." : "";
-    throw fail("unauthorized", `Unknown x-service-key: check the app's publishable key (tenantd app show).${hint}`);
-  }
-  (event.context as { appId?: string }).appId = app.id; // for the access log
-  return app;
+  return andThen(core.db.apps.findByKey(key), (app) => {
+    if (!app) {
+      const hint = key.startsWith("sk_") ? " This is the app's secret key: it goes in x-service-secret, and only from your server." : "";
+      throw fail("unauthorized", `Unknown x-service-key: check the app's publishable key (tenantd app show).${hint}`);
+    }
+    (event.context as { appId?: string }).appId = app.id; // for the access log
+    return app;
+  });
 }
 
 /**
@@ -55,32 +57,36 @@ function bearerToken(event: H3Event): string | undefined {
   return m?.[1];
 }
 
+type TenantCheck = TenantAuth | { error: "unauthorized" | "invalid_access_token" | "token_expired" | "session_ended"; message: string };
+
 /**
  * Checks the tenant bearer headers: a valid access token of the app named by
  * `x-service-app`, whose session is still live. Returns the reason when it is not.
+ * Synchronous when the store answers synchronously (src/awaitable.ts).
  */
-export async function checkTenant(
+export function checkTenant(
   event: H3Event,
   core: Core,
   /** The app already named by the key (introspection): then `x-service-app` is not needed. */
   keyApp?: AppRow,
-): Promise<TenantAuth | { error: "unauthorized" | "invalid_access_token" | "token_expired" | "session_ended"; message: string }> {
+): Awaitable<TenantCheck> {
   const token = bearerToken(event);
   if (!token) {
     return event.req.headers.has("authorization")
       ? { error: "unauthorized", message: "The authorization header must read: Bearer <access token>." }
       : { error: "unauthorized", message: "Missing authorization: Bearer <access token> header." };
   }
-  let app = keyApp;
-  if (!app) {
-    const appId = event.req.headers.get("x-service-app");
-    if (!appId) return { error: "unauthorized", message: "Missing x-service-app header: send your app id with the bearer token." };
-    app = await core.db.apps.findById(appId);
-    if (!app) {
-      const hint = appId.startsWith("pk_") ? " It takes the app id (app_…), not the publishable key." : "";
-      return { error: "unauthorized", message: `Unknown x-service-app: no app has this id.${hint}` };
-    }
-  }
+  if (keyApp) return checkToken(core, keyApp, token);
+  const appId = event.req.headers.get("x-service-app");
+  if (!appId) return { error: "unauthorized", message: "Missing x-service-app header: send your app id with the bearer token." };
+  return andThen(core.db.apps.findById(appId), (app) => {
+    if (app) return checkToken(core, app, token);
+    const hint = appId.startsWith("pk_") ? " It takes the app id (app_…), not the publishable key." : "";
+    return { error: "unauthorized", message: `Unknown x-service-app: no app has this id.${hint}` };
+  });
+}
+
+function checkToken(core: Core, app: AppRow, token: string): Awaitable<TenantCheck> {
   const now = core.clock();
   const result = core.accessTokens.verify(token, now);
   if (!result.ok) {
@@ -95,18 +101,20 @@ export async function checkTenant(
   }
   const { claims } = result;
   if (claims.app !== app.id) return { error: "invalid_access_token", message: "The access token was issued for another app." };
-  const session = await core.db.sessions.state(claims.sid, now);
-  if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== claims.sub) {
-    return { error: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
-  }
-  return { app, tenantId: claims.sub, sessionId: claims.sid, parentTenantId: claims.pid, exp: claims.exp };
+  return andThen(core.db.sessions.state(claims.sid, now), (session) => {
+    if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== claims.sub) {
+      return { error: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
+    }
+    return { app, tenantId: claims.sub, sessionId: claims.sid, parentTenantId: claims.pid, exp: claims.exp };
+  });
 }
 
 /** The tenant bearer guard of every tenant-scoped endpoint: 401 with a code saying why. */
-export async function requireTenant(event: H3Event, core: Core): Promise<TenantAuth> {
-  const auth = await checkTenant(event, core);
-  if ("error" in auth) throw fail(auth.error, auth.message);
-  return auth;
+export function requireTenant(event: H3Event, core: Core): Awaitable<TenantAuth> {
+  return andThen(checkTenant(event, core), (auth) => {
+    if ("error" in auth) throw fail(auth.error, auth.message);
+    return auth;
+  });
 }
 
 export interface DeveloperAuth {

@@ -77,7 +77,11 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     let response: Response;
     try {
       setBodyIdleMs(event, idleMs);
-      response = (await cors(event)) ?? (await toResponse(await next(), event));
+      // Awaited only when they are promises: each await is a promise per request (src/awaitable.ts).
+      const checked = cors(event);
+      const ended = checked instanceof Promise ? await checked : checked;
+      const reply = ended ?? toResponse(await next(), event);
+      response = reply instanceof Promise ? await reply : reply;
     } catch (error) {
       response = errorToResponse(asHttpError(error), event, core.log);
     }

@@ -82,11 +82,11 @@ export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => Ap
   };
 
   return {
-    async findById(id: string): Promise<AppRow | undefined> {
+    findById(id: string): AppRow | undefined {
       fresh();
       return byId.get(id);
     },
-    async findByKey(key: string): Promise<AppRow | undefined> {
+    findByKey(key: string): AppRow | undefined {
       fresh();
       return byKey.get(key);
     },

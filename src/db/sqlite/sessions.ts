@@ -84,7 +84,7 @@ export function createSessionsRepo(db: SqliteDb) {
      * every write to `sessions` on this connection drops its entry, another process's commit
      * is seen within SESSION_FRESHNESS_MS of `now` (at once without `now`). See session-state-cache.ts.
      */
-    async state(sessionId: string, now?: number): Promise<SessionState | undefined> {
+    state(sessionId: string, now?: number): SessionState | undefined {
       return states.get(sessionId, now);
     },
     /**

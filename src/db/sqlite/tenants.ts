@@ -63,7 +63,7 @@ export function createTenantsRepo(db: SqliteDb) {
       const r = q.byEmail.get(appId, email);
       return r && toTenant(r);
     },
-    async findById(appId: string, id: string): Promise<TenantRow | undefined> {
+    findById(appId: string, id: string): TenantRow | undefined {
       const r = q.byId.get(appId, id);
       return r && toTenant(r);
     },
