@@ -3,7 +3,8 @@ import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
-import { checkTenant, noStore, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { checkTenant, noStore, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
+import { andThen } from "../awaitable.ts";
 import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
@@ -66,12 +67,15 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     return null;
   });
 
-  router.get("/api/v1/auth/me", async (event) => {
-    const auth = await requireTenant(event, core);
-    const tenant = await core.db.tenants.findById(auth.app.id, auth.tenantId);
-    if (!tenant) throw fail("session_ended", "This account no longer exists.");
-    return { tenant: toPublicTenant(tenant) };
-  });
+  router.get(
+    "/api/v1/auth/me",
+    tenantRoute(core, (_event, auth) =>
+      andThen(core.db.tenants.findById(auth.app.id, auth.tenantId), (tenant) => {
+        if (!tenant) throw fail("session_ended", "This account no longer exists.");
+        return { tenant: toPublicTenant(tenant) };
+      }),
+    ),
+  );
 
   router.post("/api/v1/auth/verify-email", async (event) => {
     const app = await requireApp(event, core);

@@ -1,4 +1,5 @@
 import type { Core } from "../core.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 import type { TenantAuth } from "../http/guards.ts";
 import type { AppRow, RecordScope, RecordRow } from "../db/types.ts";
 
@@ -117,11 +118,12 @@ export async function createRecord(core: Core, auth: TenantAuth, collection: str
   return mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique));
 }
 
-export async function getRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<RecordRow> {
+export function getRecord(core: Core, auth: TenantAuth, collection: string, id: string): Awaitable<RecordRow> {
   const { scope } = recordScope(auth, collection);
-  const row = await core.db.records.get(scope, id);
-  if (!row) throw notFound(collection, id);
-  return row;
+  return andThen(core.db.records.get(scope, id), (row) => {
+    if (!row) throw notFound(collection, id);
+    return row;
+  });
 }
 
 export interface ListQuery {

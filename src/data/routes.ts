@@ -3,7 +3,8 @@ import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
-import { requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
+import { andThen } from "../awaitable.ts";
 import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
@@ -45,11 +46,13 @@ export function registerDataRoutes(router: Router, core: Core): void {
     return jsonText(`{"record":${recordJson(row)}}`);
   });
 
-  router.get(base, async (event) => {
-    const auth = await requireTenant(event, core);
-    const query = parseInput(ListQuery, getQuery(event), "query");
-    return jsonText(listJson(await listRecordRows(core, auth, param(event, "collection"), query)));
-  });
+  router.get(
+    base,
+    tenantRoute(core, async (event, auth) => {
+      const query = parseInput(ListQuery, getQuery(event), "query");
+      return jsonText(listJson(await listRecordRows(core, auth, param(event, "collection"), query)));
+    }),
+  );
 
   router.post(`${base}/upsert`, async (event) => {
     const auth = await requireTenant(event, core);
@@ -59,10 +62,10 @@ export function registerDataRoutes(router: Router, core: Core): void {
     return jsonText(`{"record":${recordJson(row)},"created":${created}}`);
   });
 
-  router.get(`${base}/:id`, async (event) => {
-    const auth = await requireTenant(event, core);
-    return jsonText(`{"record":${recordJson(await getRecord(core, auth, param(event, "collection"), param(event, "id")))}}`);
-  });
+  router.get(
+    `${base}/:id`,
+    tenantRoute(core, (event, auth) => andThen(getRecord(core, auth, param(event, "collection"), param(event, "id")), (row) => jsonText(`{"record":${recordJson(row)}}`))),
+  );
 
   router.put(`${base}/:id`, async (event) => {
     const auth = await requireTenant(event, core);

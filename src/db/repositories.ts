@@ -299,7 +299,7 @@ export interface BillingRepository {
 }
 
 export interface RecordsRepository {
-  get(scope: RecordScope, id: string): Promise<RecordRow | undefined>;
+  get(scope: RecordScope, id: string): Awaitable<RecordRow | undefined>;
   /**
    * One query for the page, one for the total, read from the same snapshot. The page ends
    * early once its records' data passes `maxBytes` (it always holds at least one record).

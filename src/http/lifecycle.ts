@@ -74,41 +74,46 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
   const idleMs = core.config.bodyIdleTimeoutSeconds * 1000;
 
   async function handle(event: H3Event, next: () => unknown, requestId: string, started: number): Promise<Response> {
-    let response: Response;
     try {
-      setBodyIdleMs(event, idleMs);
-      // Awaited only when they are promises: each await is a promise per request (src/awaitable.ts).
-      const checked = cors(event);
-      const ended = checked instanceof Promise ? await checked : checked;
-      const reply = ended ?? toResponse(await next(), event);
-      response = reply instanceof Promise ? await reply : reply;
-    } catch (error) {
-      response = errorToResponse(asHttpError(error), event, core.log);
-    }
-    // A handler's own Response (a file, a redirect) carries the id too.
-    if (!response.headers.has("x-request-id")) {
+      let response: Response;
       try {
-        response.headers.set("x-request-id", requestId);
-      } catch {
-        // immutable headers (a proxied Response): the id is still in the logs
+        setBodyIdleMs(event, idleMs);
+        // Awaited only when they are promises: each await is a promise per request (src/awaitable.ts).
+        const checked = cors(event);
+        const ended = checked instanceof Promise ? await checked : checked;
+        const reply = ended ?? toResponse(await next(), event);
+        response = reply instanceof Promise ? await reply : reply;
+      } catch (error) {
+        response = errorToResponse(asHttpError(error), event, core.log);
       }
+      // A handler's own Response (a file, a redirect) carries the id too.
+      if (!response.headers.has("x-request-id")) {
+        try {
+          response.headers.set("x-request-id", requestId);
+        } catch {
+          // immutable headers (a proxied Response): the id is still in the logs
+        }
+      }
+      if (core.config.accessLog) {
+        const route = (event.context.matchedRoute as { route?: string } | undefined)?.route;
+        // Probes come every few seconds: their lines are debug, so they do not drown the rest.
+        const line = route?.startsWith("/api/v1/health") ? core.log.debug : core.log.info;
+        line?.call(core.log, "request", {
+          method: event.req.method,
+          route: route === "/**" ? "(no route)" : route ?? "(no route)",
+          status: response.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          appId: appIdOf(event),
+        });
+      }
+      return response;
+    } finally {
+      counter.end();
     }
-    if (core.config.accessLog) {
-      const route = (event.context.matchedRoute as { route?: string } | undefined)?.route;
-      // Probes come every few seconds: their lines are debug, so they do not drown the rest.
-      const line = route?.startsWith("/api/v1/health") ? core.log.debug : core.log.info;
-      line?.call(core.log, "request", {
-        method: event.req.method,
-        route: route === "/**" ? "(no route)" : route ?? "(no route)",
-        status: response.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        appId: appIdOf(event),
-      });
-    }
-    return response;
   }
 
-  return async (event, next) => {
+  // Not async itself: the reply is handle()'s own promise, not one more wrapped around it.
+  return (event, next) => {
     const given = event.req.headers.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     event.res.headers.set("x-request-id", requestId);
@@ -120,10 +125,7 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
       });
     }
     counter.begin();
-    try {
-      return await requestContext.run({ requestId }, handle, event, next, requestId, performance.now());
-    } finally {
-      counter.end();
-    }
+    // handle() ends the count, whatever happens in it.
+    return requestContext.run({ requestId }, handle, event, next, requestId, performance.now());
   };
 }

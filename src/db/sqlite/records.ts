@@ -201,7 +201,7 @@ export function createRecordsRepo(db: SqliteDb) {
   });
 
   return {
-    async get(scope: RecordScope, id: string): Promise<RecordRow | undefined> {
+    get(scope: RecordScope, id: string): RecordRow | undefined {
       const row = byId(scope, id);
       return row && toRecord(row);
     },
