@@ -38,7 +38,6 @@ export function expectOk(res, what, okStatuses = [200, 201]) {
 
 const BOUNDARY = "----tenantdbench7MA4YWxkTrZu0gW";
 
-/** A multipart/form-data body with one part named `file` holding `bytes`. */
 /** Random bytes stored as octet-stream: a leading control byte, since random bytes start with `<` and a letter about once in 1,300 files, which tenantd refuses as markup. */
 export function opaqueBytes(n) {
   const data = randomBytes(n);
@@ -46,6 +45,7 @@ export function opaqueBytes(n) {
   return data;
 }
 
+/** A multipart/form-data body with one part named `file` holding `bytes`. */
 export function multipart(bytes, filename = "bench.bin", type = "application/octet-stream") {
   const head = Buffer.from(
     `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`,

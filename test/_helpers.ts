@@ -59,7 +59,6 @@ export async function cliStoreEnv(args: string[]): Promise<Record<string, string
   return url ? { TENANTD_DATABASE_URL: url } : {};
 }
 
-/** A fresh temp folder, removed after the test. */
 /**
  * `n` random bytes an upload stores as `application/octet-stream`: plain random bytes start
  * with `<` and a letter about once in 1,300 files, which the sniffer rightly refuses as
@@ -71,6 +70,7 @@ export function opaqueBytes(n: number): Buffer {
   return data;
 }
 
+/** A fresh temp folder, removed after the test. */
 export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "tenantd-test-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,8 +3,9 @@
  * engine implements (SQLite in src/db/sqlite/, PostgreSQL in src/db/postgres/). Areas above
  * db/ see only these, the rows in types.ts and the values in shared.ts. Every method is
  * atomic on its own; the few synchronous members are steps that run inside another
- * repository's transaction (tenant creation). The reads every request makes (app, session
- * state, tenant) answer `Awaitable`: synchronously where the engine can (src/awaitable.ts).
+ * repository's transaction (tenant creation). The reads on the hot paths (app, session
+ * state, tenant, record by id) answer `Awaitable`: synchronously where the engine can
+ * (src/awaitable.ts).
  */
 import type { Awaitable } from "../awaitable.ts";
 import type {
