@@ -154,6 +154,12 @@ export async function updateRecord(core: Core, auth: TenantAuth, collection: str
   if (!isPlainObject(patch)) throw fail("invalid_request", "data must be a JSON object (a merge patch).");
   // Checked before merging: the merge walks the patch, and an unbounded nesting would overflow it.
   checkValues(patch, 0);
+  // The store merges when it can and no unique field needs checking. The result needs no
+  // walk of its own: it nests no deeper than the stored data or the patch, both checked,
+  // and holds no number that was not in one of them. A store that did not write (no such
+  // record, or the result past the size limit) leaves it to update(), which says which.
+  const patched = unique.length === 0 && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
+  if (patched) return patched;
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
   if (!row) throw notFound(collection, id);
   return row;

@@ -313,6 +313,14 @@ export interface RecordsRepository {
   insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow>;
   /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
   update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined>;
+  /**
+   * Merge-patches (RFC 7396) the record's data with `patch` (JSON text of an object) inside
+   * the store, in one statement, when the result takes at most `maxBytes` bytes. Undefined
+   * when it did not write: no such record in scope, or the result too large; update() then
+   * says which. Engines without a merge-patch function leave it out (PostgreSQL's jsonb
+   * merges one level only).
+   */
+  patch?(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number): Promise<RecordRow | undefined>;
   /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
   upsert(scope: RecordScope, key: {
       field: string;
