@@ -234,7 +234,8 @@ export function createRecordsRepo(db: SqliteDb) {
     /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
     async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
       forgetTotals(scope);
-      return txInsert.immediate(scope, id, data, now, unique);
+      // With no unique field to check first, the INSERT is the whole write: one statement needs no transaction.
+      return unique.length === 0 ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
     },
     /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
     async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined> {
