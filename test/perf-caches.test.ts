@@ -163,3 +163,35 @@ describe("list totals under the total cache", () => {
     }
   });
 });
+
+describe("verified access tokens under the token cache", () => {
+  const claims = (n: number) => ({ sub: `tnt_${n}`, app: "app_x", sid: `sess_${n}`, pid: null });
+
+  it("stays within its bound by letting the earliest go, and every token still verifies", async () => {
+    const { createAccessTokens } = await import("../src/auth/access-token.ts");
+    const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
+    const now = Date.UTC(2026, 0, 1);
+    const issued = [1, 2, 3, 4, 5].map((n) => tokens.issue(claims(n), now).token);
+    for (const [i, token] of issued.entries()) {
+      const result = tokens.verify(token, now);
+      expect(result.ok && result.claims.sub).toBe(`tnt_${i + 1}`);
+      // Full, it gives up one token per new one rather than everything it held.
+      expect(tokens.cached).toBe(Math.min(i + 1, 3));
+    }
+    for (const [i, token] of issued.entries()) expect(tokens.verify(token, now).ok, `token ${i + 1}`).toBe(true);
+    expect(tokens.cached).toBe(3);
+  });
+
+  it("a cached token still expires, and a forged one is never cached", async () => {
+    const { createAccessTokens, ACCESS_TOKEN_TTL_SECONDS } = await import("../src/auth/access-token.ts");
+    const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
+    const now = Date.UTC(2026, 0, 1);
+    const { token } = tokens.issue(claims(1), now);
+    expect(tokens.verify(token, now).ok).toBe(true);
+    expect(tokens.verify(token, now + ACCESS_TOKEN_TTL_SECONDS * 1000)).toEqual({ ok: false, reason: "expired" });
+    expect(tokens.cached).toBe(0);
+    const [h, p] = token.split(".");
+    expect(tokens.verify(`${h}.${p}.${"A".repeat(43)}`, now)).toEqual({ ok: false, reason: "signature" });
+    expect(tokens.cached).toBe(0);
+  });
+});

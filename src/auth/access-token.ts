@@ -22,8 +22,16 @@ const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toStrin
 
 export type VerifyResult = { ok: true; claims: AccessClaims } | { ok: false; reason: "malformed" | "signature" | "expired" };
 
-/** HS256 access tokens with a small cache of verified tokens (verification sits on every request). */
-export function createAccessTokens(key: Buffer, maxCached = 10_000) {
+/**
+ * Verified tokens kept in memory (the session-state cache's bound): past it the earliest
+ * verified go first. A token lives 15 minutes, so this bounds the tenants active at once
+ * whose requests skip the HMAC; emptying the whole cache when full, as before, made every
+ * token a miss once more tenants than the bound took turns (a list over 10,000 tenants).
+ */
+export const ACCESS_TOKEN_CACHE_SIZE = 50_000;
+
+/** HS256 access tokens with a cache of verified tokens (verification sits on every request). */
+export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_SIZE) {
   const sign = (data: string) => createHmac("sha256", key).update(data).digest();
   const cache = new Map<string, AccessClaims>();
 
@@ -54,7 +62,7 @@ export function createAccessTokens(key: Buffer, maxCached = 10_000) {
         if (typeof claims.exp !== "number" || typeof claims.sub !== "string" || typeof claims.sid !== "string") {
           return { ok: false, reason: "malformed" };
         }
-        if (cache.size >= maxCached) cache.clear();
+        if (cache.size >= maxCached) cache.delete(cache.keys().next().value!);
         cache.set(token, claims);
       }
       if (claims.exp * 1000 <= nowMs) {
@@ -62,6 +70,10 @@ export function createAccessTokens(key: Buffer, maxCached = 10_000) {
         return { ok: false, reason: "expired" };
       }
       return { ok: true, claims };
+    },
+    /** Tokens held in the cache. */
+    get cached() {
+      return cache.size;
     },
   };
 }
