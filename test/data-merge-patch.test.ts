@@ -66,6 +66,13 @@ function rng(seed: number) {
   };
 }
 
+type Collections = Record<string, { unique?: string[] }>;
+// A plain collection (merged by the store where it can) and one with a unique field (merged in JS).
+const KINDS: { collection: string; collections: Collections; title: string }[] = [
+  { collection: "docs", collections: {}, title: "a plain collection" },
+  { collection: "uniq", collections: { uniq: { unique: ["zz"] } }, title: "a collection with a unique field" },
+];
+
 const KEYS = ["a", "b", "c", "__proto__", "1", "10", "é", "a b", "quo\"te", "emoji😀"];
 const SCALARS = [0, -1, 1.5, 1e21, 5e-324, -0.000001, 123456789012, true, false, "", "x", "é😀", 'say "hi"\n\t\\', "\u2028", "null"];
 
@@ -88,9 +95,8 @@ function randomObject(next: () => number, depth: number, nulls: boolean): Record
 // PUT merges in the store where it can (SQLite's json_patch) and in JS where a unique field
 // needs checking: both must give RFC 7396's result, the reference implementation's.
 describe("PUT agrees with the reference merge patch on random data", () => {
-  for (const collections of [{}, { uniq: { unique: ["zz"] } }]) {
-    const collection = "uniq" in collections ? "uniq" : "docs";
-    it(`in ${collection === "uniq" ? "a collection with a unique field" : "a plain collection"}`, async () => {
+  for (const { collection, collections, title } of KINDS) {
+    it(`in ${title}`, async () => {
       const { api } = await dataBackend(collections);
       for (let seed = 1; seed <= 40; seed++) {
         const next = rng(seed);
@@ -113,9 +119,8 @@ describe("PUT agrees with the reference merge patch on random data", () => {
 
 describe("PUT's size limit counts the merged data's UTF-8 bytes", () => {
   const MAX = 256 * 1024;
-  for (const collections of [{}, { uniq: { unique: ["zz"] } }]) {
-    const collection = "uniq" in collections ? "uniq" : "docs";
-    it(`in ${collection === "uniq" ? "a collection with a unique field" : "a plain collection"}: the limit passes, one byte more is 413`, async () => {
+  for (const { collection, collections, title } of KINDS) {
+    it(`in ${title}: the limit passes, one byte more is 413`, async () => {
       const { api } = await dataBackend(collections);
       const original = { keep: "é".repeat(1000) };
       // "é" is 2 bytes: fill up to the limit with it, and an ASCII character for an odd remainder.
