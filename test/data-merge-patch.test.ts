@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { mergePatch } from "../src/tools/merge-patch.ts";
 import { dataBackend, dataClient } from "./data-helpers.ts";
 import { signupTenant } from "./_helpers.ts";
+import { seededRandom } from "./_random.ts";
 
 // RFC 7396, Appendix A: [original, patch, result].
 const APPENDIX_A: [unknown, unknown, unknown][] = [
@@ -54,17 +55,6 @@ describe("PUT applies the merge patch to data", () => {
   });
 });
 
-// A small PRNG so a failure names its seed and replays.
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Collections = Record<string, { unique?: string[] }>;
 // A plain collection (merged by the store where it can) and one with a unique field (merged in JS).
@@ -99,7 +89,7 @@ describe("PUT agrees with the reference merge patch on random data", () => {
     it(`in ${title}`, async () => {
       const { api } = await dataBackend(collections);
       for (let seed = 1; seed <= 40; seed++) {
-        const next = rng(seed);
+        const next = seededRandom(seed);
         const original = randomObject(next, 0, false);
         const patch = randomObject(next, 0, true);
         const expected = mergePatch(original, patch);

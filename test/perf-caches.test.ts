@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { billingBackend, DAY } from "./billing-fixtures.ts";
+import { ACCESS_TOKEN_TTL_SECONDS, createAccessTokens } from "../src/auth/access-token.ts";
 
 /**
  * Hot-path caches kept in memory on SQLite (src/db/sqlite/record-counts.ts, the effective
@@ -167,8 +168,7 @@ describe("list totals under the total cache", () => {
 describe("verified access tokens under the token cache", () => {
   const claims = (n: number) => ({ sub: `tnt_${n}`, app: "app_x", sid: `sess_${n}`, pid: null });
 
-  it("stays within its bound by letting the earliest go, and every token still verifies", async () => {
-    const { createAccessTokens } = await import("../src/auth/access-token.ts");
+  it("stays within its bound by letting the earliest go, and every token still verifies", () => {
     const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
     const now = Date.UTC(2026, 0, 1);
     const issued = [1, 2, 3, 4, 5].map((n) => tokens.issue(claims(n), now).token);
@@ -182,8 +182,7 @@ describe("verified access tokens under the token cache", () => {
     expect(tokens.cached).toBe(3);
   });
 
-  it("a cached token still expires, and a forged one is never cached", async () => {
-    const { createAccessTokens, ACCESS_TOKEN_TTL_SECONDS } = await import("../src/auth/access-token.ts");
+  it("a cached token still expires, and a forged one is never cached", () => {
     const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
     const now = Date.UTC(2026, 0, 1);
     const { token } = tokens.issue(claims(1), now);

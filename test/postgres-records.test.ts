@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresEngine } from "./_engines.ts";
+import { seededRandom } from "./_random.ts";
 import { UniqueConflict } from "../src/db/shared.ts";
 
 /** The clock reading `list` takes (SQLite's automatic indexes use it; PostgreSQL ignores it). */
@@ -27,17 +28,6 @@ let sqliteDir: string;
 let sqliteClose: () => void;
 let engines: [string, Repositories][];
 
-/** A deterministic generator, so a failure can be replayed. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SCALARS = [0, 1, -1, 2, 5, 5.5, -3.25, 10, 100, 1e6, "", "5", "1", "a", "abc", "Abc", "b", "z", "é", "Zürich", "10", true, false, null];
 const OBJECTS = [{ a: 5 }, { a: "5" }, { b: 1, a: 2 }, { a: 2, b: 1 }, [], [1, 2], ["a"], [null], {}];
@@ -105,7 +95,7 @@ beforeAll(async () => {
     ["sqlite", createRepositories(sqlite)],
     ["postgres", pg.db as Repositories],
   ];
-  const r = rng(7);
+  const r = seededRandom(7);
   const docs = Array.from({ length: RECORDS }, () => randomRecord(r));
   for (const [, db] of engines) {
     await db.apps.insert({ id: "app1", name: "A", publishableKey: "pk", secretKeyHash: null, ownerId: null, settings: readSettings({}), createdAt: T0, updatedAt: T0 });
@@ -138,7 +128,7 @@ afterAll(async () => {
 
 describe("records on PostgreSQL match SQLite", () => {
   test("600 random filters and sorts: identical ids, order and totals", async () => {
-    const r = rng(42);
+    const r = seededRandom(42);
     const mismatches: unknown[] = [];
     let nonEmpty = 0;
     for (let i = 0; i < 600; i++) {
