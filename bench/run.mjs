@@ -1,6 +1,7 @@
 // `npm run bench`: starts tenantd and the raw baseline as child processes, loads each with
 // autocannon from this process, prints a table and writes bench/results/<time>.json and
-// latest.json. Flags: --only a,b  --duration <s>  --connections <n>  --warmup <s>
+// latest.json. Flags: --only a,b  --duration <s> (one measured round)  --rounds <n> (rounds
+// per side, tenantd and raw taking turns; measure.mjs)  --connections <n>  --warmup <s>
 // --profile (a CPU profile of each measured load, per scenario and server, into
 // bench/results/profiles/<scenario>-<server>.cpuprofile)
 // --no-write (print only)  --list  --engines sqlite,postgres (tenantd on which stores;
@@ -9,7 +10,7 @@ import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startChild } from "./children.mjs";
-import { measureSide, measureStorm, settle } from "./measure.mjs";
+import { measureInterleaved, measureStorm, pairedRatio, settle } from "./measure.mjs";
 import { startPostgresEngine } from "./postgres-engine.mjs";
 import { runPostgresScenario } from "./postgres-side.mjs";
 import { runNodes, nodesTable } from "./multinode.mjs";
@@ -22,7 +23,8 @@ import { machine, markdownTable, writeResults, judge } from "./report.mjs";
 const { values: opts } = parseArgs({
   options: {
     only: { type: "string" },
-    duration: { type: "string", default: "4" },
+    duration: { type: "string", default: "2" },
+    rounds: { type: "string", default: "3" },
     connections: { type: "string", default: "10" },
     warmup: { type: "string", default: "1" },
     profile: { type: "boolean", default: false },
@@ -37,6 +39,10 @@ if (opts.list) {
   process.exit(0);
 }
 const duration = Number(opts.duration);
+const rounds = Number(opts.rounds);
+// Loads that are not taken in turns (the login storm, the PostgreSQL column, the node table)
+// last as long as one side's rounds together.
+const singleLoad = duration * rounds;
 const connections = Number(opts.connections);
 const warmup = Number(opts.warmup);
 const only = opts.only?.split(",").map((s) => s.trim()).filter(Boolean);
@@ -48,6 +54,10 @@ if (unknown.length) {
 const selected = SCENARIOS.filter((s) => !only || only.includes(s.name));
 const engines = opts.engines.split(",").map((s) => s.trim()).filter(Boolean);
 const nodeCounts = opts.nodes ? opts.nodes.split(",").map(Number) : [];
+if (!Number.isInteger(rounds) || rounds < 1 || !(duration > 0)) {
+  console.error(`--rounds takes a whole number of rounds, 1 or more (got ${opts.rounds}); --duration takes seconds above 0 (got ${opts.duration})`);
+  process.exit(2);
+}
 if (engines.some((e) => e !== "sqlite" && e !== "postgres") || nodeCounts.some((n) => !Number.isInteger(n) || n < 1)) {
   console.error(`--engines takes sqlite and/or postgres (got ${opts.engines}); --nodes takes node counts such as 1,2,3 (got ${opts.nodes})`);
   process.exit(2);
@@ -73,7 +83,7 @@ const fRaw = f ?? fpg;
 const result = {
   startedAt,
   machine: machine(),
-  settings: { duration, connections, warmup, argon2: "OWASP default (m=19456 KiB, t=2, p=1)", rateLimit: false, engines, nodes: nodeCounts },
+  settings: { duration, rounds, connections, warmup, argon2: "OWASP default (m=19456 KiB, t=2, p=1)", rateLimit: false, engines, nodes: nodeCounts },
   ...(pg ? { postgres: { ...pg.server.info, pool: 10 } } : {}),
   idle: {},
   argon2: undefined,
@@ -103,14 +113,14 @@ try {
   }
   if (nodeCounts.length) {
     await settle();
-    result.nodes = await runNodes({ pg, f: fpg, counts: nodeCounts, only, connections, warmup, duration });
+    result.nodes = await runNodes({ pg, f: fpg, counts: nodeCounts, only, connections, warmup, duration: singleLoad });
   }
 } finally {
   await stopAll();
 }
 
 console.log(`\nmachine: ${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memoryGb} GB, Node ${result.machine.node}`);
-console.log(`each scenario: ${warmup} s warm-up then ${duration} s (uploads: fixed request counts), ${connections} connections unless noted\n`);
+console.log(`each scenario: ${warmup} s warm-up per side, then ${rounds} rounds of ${duration} s, tenantd and raw taking turns (uploads: fixed request counts; login storm and PostgreSQL: one ${singleLoad} s load), ${connections} connections unless noted\n`);
 console.log(markdownTable(result.scenarios, result.argon2?.hashesPerSecond));
 if (result.nodes) console.log(`\n${nodesTable(result.nodes)}`);
 for (const [name, plans] of Object.entries(result.explain)) {
@@ -133,14 +143,24 @@ async function runScenario(scenario) {
       // The raw side's setup (a million rows seeded on a busy machine) may outlast tenantd's
       // access tokens: asked again, the fixtures refresh tokens older than 5 minutes.
       if (td) sides.tenantd = await scenario.tenantd(f, { connections: conns });
-      for (const [name, child] of [["tenantd", td], ["raw", raw]]) {
-        if (!child) continue;
-        row[name] = await measureSide({ scenario, children: child, side: sides[name], connections: conns, warmup, duration });
-        // A load that was answered with errors measured the errors, not the scenario.
+      const names = td ? ["tenantd", "raw"] : ["raw"];
+      const children = { tenantd: td, raw };
+      // Uploads send fixed request counts and measure RSS growth: one load each, not rounds.
+      const measured = await measureInterleaved({
+        scenario,
+        sides: names.map((name) => ({ children: children[name], side: sides[name] })),
+        rounds: scenario.amount ? 1 : rounds,
+        connections: conns,
+        warmup,
+        duration,
+      });
+      names.forEach((name, i) => (row[name] = measured[i]));
+      // A load that was answered with errors measured the errors, not the scenario.
+      for (const name of names) {
         const { non2xx, errors } = row[name];
         if (non2xx || errors) throw new Error(`${name}: ${non2xx} non-2xx answers and ${errors} errors during the load`);
       }
-      if (row.tenantd) row.ratio = row.tenantd.rps / row.raw.rps;
+      if (row.tenantd) Object.assign(row, pairedRatio(row.tenantd, row.raw));
       if (scenario.explain && td) {
         const plans = (result.explain[scenario.name] = await explain(scenario.explain));
         const lines = plans.tenantd.flatMap((p) => p.plan);
@@ -152,7 +172,7 @@ async function runScenario(scenario) {
     else row.failed = e instanceof Error ? e.message : String(e);
   }
   // tenantd on PostgreSQL right after the raw baseline of the same scenario.
-  if (pg && pgColumn && !row.skipped) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration, raw: row.raw });
+  if (pg && pgColumn && !row.skipped) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration: singleLoad, raw: row.raw });
   return row;
 }
 
@@ -161,7 +181,7 @@ async function runStorm(scenario, row) {
   for (const [name, child] of [["tenantd", td], ["raw", raw]]) {
     if (!child) continue;
     const { login, me } = scenario.storm[name];
-    row[name] = await measureStorm({ child, login, me, f: name === "tenantd" ? f : fRaw, duration });
+    row[name] = await measureStorm({ child, login, me, f: name === "tenantd" ? f : fRaw, duration: singleLoad });
   }
   if (row.tenantd) row.ratio = row.tenantd.rps / row.raw.rps;
 }
