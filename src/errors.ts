@@ -1,3 +1,4 @@
+import { FastResponse } from "srvx";
 import { HTTPError, type H3Event } from "h3";
 import type { Logger } from "./log.ts";
 import { isPgNulRejection } from "./db/postgres/connection.ts";
@@ -73,7 +74,9 @@ export function errorBody(code: string, message: string): string {
 export function errorResponse(status: number, code: string, message: string, headers?: HeadersInit): Response {
   const h = new Headers(headers);
   h.set("content-type", "application/json; charset=utf-8");
-  return new Response(errorBody(code, message), { status, headers: h });
+  // srvx's Response (what h3 builds for its own replies): on Node it is written with a
+  // content-length, where a global Response would be streamed chunked.
+  return new FastResponse(errorBody(code, message), { status, headers: h });
 }
 
 /** The `{ error, message }` reply for any error; unexpected ones are logged and hidden. */

@@ -2,7 +2,12 @@ import { HTTPResponse } from "h3";
 
 const JSON_TYPE = { "content-type": "application/json;charset=UTF-8" };
 
+/** A reply whose JSON text is already built; h3 renders it as any HTTPResponse, the request middleware without copying headers (json-reply.ts). */
+export class JsonText extends HTTPResponse {
+  declare body: string;
+}
+
 /** A JSON reply whose text is already built (see src/data/records.ts recordJson); status from event.res. */
 export function jsonText(text: string): HTTPResponse {
-  return new HTTPResponse(text, { headers: JSON_TYPE });
+  return new JsonText(text, { headers: JSON_TYPE });
 }

@@ -4,6 +4,7 @@ import { asHttpError, errorResponse, errorToResponse } from "../errors.ts";
 import { corsCheck } from "./cors.ts";
 import { setBodyIdleMs } from "./body-timeout.ts";
 import { requestContext } from "../log.ts";
+import { plainJsonReply } from "./json-reply.ts";
 import type { Core } from "../core.ts";
 
 /** Where the server is in its life: the ready probe and the drain read it. */
@@ -76,18 +77,24 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
   async function handle(event: H3Event, next: () => unknown, requestId: string, started: number): Promise<Response> {
     try {
       let response: Response;
+      let plain: Response | undefined;
       try {
         setBodyIdleMs(event, idleMs);
         // Awaited only when they are promises: each await is a promise per request (src/awaitable.ts).
         const checked = cors(event);
         const ended = checked instanceof Promise ? await checked : checked;
-        const reply = ended ?? toResponse(await next(), event);
+        let reply: Response | Promise<Response> | undefined = ended;
+        if (!reply) {
+          const value = await next();
+          reply = plain = plainJsonReply(event, value, requestId);
+          reply ??= toResponse(value, event);
+        }
         response = reply instanceof Promise ? await reply : reply;
       } catch (error) {
         response = errorToResponse(asHttpError(error), event, core.log);
       }
-      // A handler's own Response (a file, a redirect) carries the id too.
-      if (!response.headers.has("x-request-id")) {
+      // Every other reply (h3's, a handler's own Response, an error) gets the id here.
+      if (response !== plain && !response.headers.has("x-request-id")) {
         try {
           response.headers.set("x-request-id", requestId);
         } catch {
@@ -116,7 +123,6 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
   return (event, next) => {
     const given = event.req.headers.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    event.res.headers.set("x-request-id", requestId);
     if (lifecycle.state === "draining" || lifecycle.state === "stopped") {
       return errorResponse(503, "unavailable", "The server is shutting down; send the request again (to another instance, or once it is back).", {
         connection: "close",
