@@ -106,7 +106,12 @@ describe("JSON replies built without h3's header copies", () => {
     // Headers the handler or the CORS check put on event.res still arrive, beside the id.
     const other = await signupTenant(t);
     const login = await send("POST", "/api/v1/auth/login", { "x-service-key": t.app.publishableKey, "x-request-id": "login-1" }, { email: other.email, password: "correct horse battery" });
-    expect({ status: login.status, id: login.id, cache: login.res.headers.get("cache-control") }).toEqual({ status: 200, id: "login-1", cache: "no-store" });
+    const noStore = (r: { res: Response }) => ({ cache: r.res.headers.get("cache-control"), pragma: r.res.headers.get("pragma") });
+    expect({ status: login.status, id: login.id, ...noStore(login) }).toEqual({ status: 200, id: "login-1", cache: "no-store", pragma: "no-cache" });
+    // A token endpoint that fails still says not to keep the reply.
+    const refused = await send("POST", "/api/v1/auth/refresh", { "x-service-key": t.app.publishableKey, "x-request-id": "refresh-1" }, { refreshToken: "rt_not_a_token" });
+    expect({ status: refused.status, id: refused.id, ...noStore(refused) }).toEqual({ status: 401, id: "refresh-1", cache: "no-store", pragma: "no-cache" });
+    expect(noStore(me)).toEqual({ cache: null, pragma: null });
     const cors = await send("GET", "/api/v1/auth/me", { ...bearer, origin: "https://app.example", "x-request-id": "cors-1" });
     expect({ status: cors.status, id: cors.id, allow: cors.res.headers.get("access-control-allow-origin"), vary: cors.res.headers.get("vary") }).toEqual({
       status: 200,

@@ -160,8 +160,11 @@ export function clientIp(event: H3Event, core: Core): string {
   return address ? clientKey(address) : "unknown";
 }
 
-/** A reply carrying tokens: no browser, proxy or CDN may keep a copy. */
+/**
+ * A reply carrying tokens: no browser, proxy or CDN may keep a copy. A mark, not headers on
+ * `event.res`: the request middleware writes them on whatever reply goes out, a JSON reply
+ * without copying headers (json-reply.ts).
+ */
 export function noStore(event: H3Event): void {
-  event.res.headers.set("cache-control", "no-store");
-  event.res.headers.set("pragma", "no-cache");
+  (event.context as { noStore?: boolean }).noStore = true;
 }

@@ -24,6 +24,10 @@ const SHORTCUT = (() => {
 
 const JSON_TYPE = "application/json;charset=UTF-8";
 
+/** What `noStore` (guards.ts) asks of the reply. */
+export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" } as const;
+export const wantsNoStore = (event: H3Event) => (event.context as { noStore?: boolean }).noStore === true;
+
 type EventResponseState = { status?: number; statusText?: string };
 
 /**
@@ -42,7 +46,9 @@ export function plainJsonReply(event: H3Event, value: unknown, requestId: string
   const status = res?.status;
   // Statuses whose reply has no body (204, 304…) go through h3, which drops it.
   if (status !== undefined && (status < 200 || status > 299 || status === 204 || status === 205)) return undefined;
-  return new FastResponse(text ?? JSON.stringify(value), { status, headers: { "content-type": JSON_TYPE, "x-request-id": requestId } });
+  const headers: Record<string, string> = { "content-type": JSON_TYPE, "x-request-id": requestId };
+  if (wantsNoStore(event)) Object.assign(headers, NO_STORE);
+  return new FastResponse(text ?? JSON.stringify(value), { status, headers });
 }
 
 function isPlain(value: object): boolean {

@@ -4,7 +4,7 @@ import { asHttpError, errorResponse, errorToResponse } from "../errors.ts";
 import { corsCheck } from "./cors.ts";
 import { setBodyIdleMs } from "./body-timeout.ts";
 import { requestContext } from "../log.ts";
-import { plainJsonReply } from "./json-reply.ts";
+import { NO_STORE, plainJsonReply, wantsNoStore } from "./json-reply.ts";
 import type { Core } from "../core.ts";
 
 /** Where the server is in its life: the ready probe and the drain read it. */
@@ -94,9 +94,10 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
         response = errorToResponse(asHttpError(error), event, core.log);
       }
       // Every other reply (h3's, a handler's own Response, an error) gets the id here.
-      if (response !== plain && !response.headers.has("x-request-id")) {
+      if (response !== plain) {
         try {
-          response.headers.set("x-request-id", requestId);
+          if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", requestId);
+          if (wantsNoStore(event)) for (const [name, value] of Object.entries(NO_STORE)) response.headers.set(name, value);
         } catch {
           // immutable headers (a proxied Response): the id is still in the logs
         }
