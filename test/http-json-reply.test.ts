@@ -119,6 +119,27 @@ describe("JSON replies built without h3's header copies", () => {
       allow: "https://app.example",
       vary: "Origin",
     });
+    // From the app's browser origin every reply, errors too, lets the page read it.
+    const corsOf = (r: { res: Response }) => ({
+      allow: r.res.headers.get("access-control-allow-origin"),
+      expose: r.res.headers.get("access-control-expose-headers"),
+      vary: r.res.headers.get("vary"),
+    });
+    const browser = { origin: "https://app.example", "x-service-app": t.app.id };
+    const exposed = { expose: "retry-after, content-disposition, content-range", vary: "Origin" };
+    const record = await send("POST", "/api/v1/data/notes", { ...bearer, origin: "https://app.example" }, { data: { c: 3 } });
+    expect({ status: record.status, ...corsOf(record) }).toEqual({ status: 201, allow: "https://app.example", ...exposed });
+    const unauthorized = await send("GET", "/api/v1/auth/me", { ...browser, authorization: "Bearer nope" });
+    expect({ status: unauthorized.status, ...corsOf(unauthorized) }).toEqual({ status: 401, allow: "https://app.example", ...exposed });
+    const badToken = await send("POST", "/api/v1/auth/refresh", { "x-service-key": t.app.publishableKey, origin: "https://app.example" }, { refreshToken: "rt_nope" });
+    expect({ status: badToken.status, ...corsOf(badToken), ...noStore(badToken) }).toEqual({ status: 401, allow: "https://app.example", ...exposed, cache: "no-store", pragma: "no-cache" });
+    const foreign = await send("GET", "/api/v1/auth/me", { ...bearer, origin: "https://evil.example" });
+    expect({ status: foreign.status, ...corsOf(foreign) }).toEqual({ status: 403, allow: null, expose: null, vary: "Origin" });
+    const preflight = await send("OPTIONS", "/api/v1/data/notes", { origin: "https://app.example", "access-control-request-method": "POST" });
+    expect({ status: preflight.status, allow: preflight.res.headers.get("access-control-allow-origin"), vary: preflight.res.headers.get("vary") }).toEqual({ status: 204, allow: "https://app.example", vary: "Origin" });
+    const publicRead = await send("GET", "/api/v1/public/shared/not-a-token", { origin: "https://anywhere.example" });
+    expect({ status: publicRead.status, ...corsOf(publicRead) }).toEqual({ status: 404, allow: "*", ...exposed });
+
     const denied = await send("GET", "/api/v1/auth/me", { "x-service-app": t.app.id, "x-request-id": "err-1" });
     expect({ status: denied.status, id: denied.id, error: JSON.parse(denied.text).error }).toEqual({ status: 401, id: "err-1", error: "unauthorized" });
   });

@@ -1,5 +1,6 @@
 import type { H3Event } from "h3";
 import { errorResponse } from "../errors.ts";
+import { setReplyHeader } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 
@@ -15,7 +16,7 @@ const isPublicPath = (event: H3Event) => event.url.pathname.includes("/api/v1/pu
  * origin; the real request then names its app and is refused with 403 unless that app lists
  * the origin, before any handler runs. Public reads (share links, files) allow every origin.
  *
- * Sets the allow headers on the event's response and answers the reply that ends the request
+ * Sets the allow headers as reply headers (reply-headers.ts) and answers the reply that ends the request
  * here (a preflight, a refused origin), or undefined to go on to the route.
  */
 export function corsCheck(core: Core): (event: H3Event) => Response | undefined | Promise<Response | undefined> {
@@ -25,12 +26,12 @@ export function corsCheck(core: Core): (event: H3Event) => Response | undefined 
   };
 
   async function check(event: H3Event, origin: string): Promise<Response | undefined> {
-    event.res.headers.append("vary", "Origin");
+    setReplyHeader(event, "vary", "Origin");
     const preflight = event.req.method === "OPTIONS" && event.req.headers.has("access-control-request-method");
 
     if (isPublicPath(event)) {
-      event.res.headers.set("access-control-allow-origin", "*");
-      event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
+      setReplyHeader(event, "access-control-allow-origin", "*");
+      setReplyHeader(event, "access-control-expose-headers", EXPOSE_HEADERS);
       return preflight ? preflightResponse("*") : undefined;
     }
     if (preflight) {
@@ -47,8 +48,8 @@ export function corsCheck(core: Core): (event: H3Event) => Response | undefined 
       if (!allows(app, origin)) {
         return errorResponse(403, "origin_not_allowed", `Origin ${origin} is not allowed for this app: add it to the app's corsOrigins setting.`, { vary: "Origin" });
       }
-      event.res.headers.set("access-control-allow-origin", origin);
-      event.res.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
+      setReplyHeader(event, "access-control-allow-origin", origin);
+      setReplyHeader(event, "access-control-expose-headers", EXPOSE_HEADERS);
     }
     return undefined;
   }

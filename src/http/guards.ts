@@ -4,6 +4,7 @@ import { fail } from "../errors.ts";
 import { constantTimeEqual, hashToken } from "../crypto/random.ts";
 import { andThen, type Awaitable } from "../awaitable.ts";
 import type { Core } from "../core.ts";
+import { setReplyHeader } from "./reply-headers.ts";
 import type { AppRow, DeveloperRow } from "../db/types.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
@@ -160,11 +161,8 @@ export function clientIp(event: H3Event, core: Core): string {
   return address ? clientKey(address) : "unknown";
 }
 
-/**
- * A reply carrying tokens: no browser, proxy or CDN may keep a copy. A mark, not headers on
- * `event.res`: the request middleware writes them on whatever reply goes out, a JSON reply
- * without copying headers (json-reply.ts).
- */
+/** A reply carrying tokens: no browser, proxy or CDN may keep a copy (errors included). */
 export function noStore(event: H3Event): void {
-  (event.context as { noStore?: boolean }).noStore = true;
+  setReplyHeader(event, "cache-control", "no-store");
+  setReplyHeader(event, "pragma", "no-cache");
 }

@@ -1,6 +1,7 @@
 import { H3Event } from "h3";
 import { FastResponse } from "srvx";
 import { JsonText } from "./json-text.ts";
+import { replyHeadersOf } from "./reply-headers.ts";
 
 /**
  * Where h3 keeps what a handler put on `event.res` (status, headers). h3 creates it on the
@@ -24,18 +25,15 @@ const SHORTCUT = (() => {
 
 const JSON_TYPE = "application/json;charset=UTF-8";
 
-/** What `noStore` (guards.ts) asks of the reply. */
-export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" } as const;
-export const wantsNoStore = (event: H3Event) => (event.context as { noStore?: boolean }).noStore === true;
-
 type EventResponseState = { status?: number; statusText?: string };
 
 /**
  * The reply to a handler that returned a plain object or array, or JSON text (`jsonText`),
  * and set no header on `event.res` (a status alone is fine): the JSON h3 would send, with
- * the request id, built without a `Headers` object. h3's own path copies headers through
- * three of them (the event's, the merge, the id check), which cost about a tenth of a
- * cheap request's CPU. `undefined` for anything else: h3 renders it.
+ * the request id and the request's reply headers (reply-headers.ts), built without a
+ * `Headers` object. h3's own path copies headers through three of them (the event's, the
+ * merge, the id check), which cost about a tenth of a cheap request's CPU. `undefined` for
+ * anything else: h3 renders it.
  */
 export function plainJsonReply(event: H3Event, value: unknown, requestId: string): Response | undefined {
   if (!SHORTCUT || value === null || typeof value !== "object" || event.req.method === "HEAD") return undefined;
@@ -47,7 +45,8 @@ export function plainJsonReply(event: H3Event, value: unknown, requestId: string
   // Statuses whose reply has no body (204, 304…) go through h3, which drops it.
   if (status !== undefined && (status < 200 || status > 299 || status === 204 || status === 205)) return undefined;
   const headers: Record<string, string> = { "content-type": JSON_TYPE, "x-request-id": requestId };
-  if (wantsNoStore(event)) Object.assign(headers, NO_STORE);
+  const extra = replyHeadersOf(event);
+  if (extra) Object.assign(headers, extra);
   return new FastResponse(text ?? JSON.stringify(value), { status, headers });
 }
 

@@ -4,7 +4,8 @@ import { asHttpError, errorResponse, errorToResponse } from "../errors.ts";
 import { corsCheck } from "./cors.ts";
 import { setBodyIdleMs } from "./body-timeout.ts";
 import { requestContext } from "../log.ts";
-import { NO_STORE, plainJsonReply, wantsNoStore } from "./json-reply.ts";
+import { plainJsonReply } from "./json-reply.ts";
+import { replyHeadersOf } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
 
 /** Where the server is in its life: the ready probe and the drain read it. */
@@ -97,7 +98,8 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
       if (response !== plain) {
         try {
           if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", requestId);
-          if (wantsNoStore(event)) for (const [name, value] of Object.entries(NO_STORE)) response.headers.set(name, value);
+          const extra = replyHeadersOf(event);
+          if (extra) for (const [name, value] of Object.entries(extra)) response.headers.set(name, value);
         } catch {
           // immutable headers (a proxied Response): the id is still in the logs
         }
