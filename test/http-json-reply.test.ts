@@ -140,6 +140,16 @@ describe("JSON replies built without h3's header copies", () => {
     const publicRead = await send("GET", "/api/v1/public/shared/not-a-token", { origin: "https://anywhere.example" });
     expect({ status: publicRead.status, ...corsOf(publicRead) }).toEqual({ status: 404, allow: "*", ...exposed });
 
+    // A route's Response whose headers cannot change (one from fetch, a redirect) still gets them.
+    t.backend.get("/api/v1/public/test-immutable", () => Response.redirect("https://elsewhere.example/", 302));
+    const moved = await fetch(`${url}/api/v1/public/test-immutable`, { redirect: "manual", headers: { origin: "https://anywhere.example", "x-request-id": "imm-1" } });
+    expect({ status: moved.status, location: moved.headers.get("location"), id: moved.headers.get("x-request-id"), allow: moved.headers.get("access-control-allow-origin") }).toEqual({
+      status: 302,
+      location: "https://elsewhere.example/",
+      id: "imm-1",
+      allow: "*",
+    });
+
     const denied = await send("GET", "/api/v1/auth/me", { "x-service-app": t.app.id, "x-request-id": "err-1" });
     expect({ status: denied.status, id: denied.id, error: JSON.parse(denied.text).error }).toEqual({ status: 401, id: "err-1", error: "unauthorized" });
   });

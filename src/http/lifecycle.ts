@@ -52,6 +52,12 @@ export function createLifecycle(): Lifecycle {
   } as Lifecycle & { begin(): void; end(): void };
 }
 
+function addHeaders(response: Response, event: H3Event, requestId: string): void {
+  if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", requestId);
+  const extra = replyHeadersOf(event);
+  if (extra) for (const [name, value] of Object.entries(extra)) response.headers.set(name, value);
+}
+
 /** An `x-request-id` we accept from a client or proxy: short, printable, no spaces. */
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
@@ -94,14 +100,14 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
       } catch (error) {
         response = errorToResponse(asHttpError(error), event, core.log);
       }
-      // Every other reply (h3's, a handler's own Response, an error) gets the id here.
+      // Every other reply (h3's, a handler's own Response, an error) gets the id and the reply headers here.
       if (response !== plain) {
         try {
-          if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", requestId);
-          const extra = replyHeadersOf(event);
-          if (extra) for (const [name, value] of Object.entries(extra)) response.headers.set(name, value);
+          addHeaders(response, event, requestId);
         } catch {
-          // immutable headers (a proxied Response): the id is still in the logs
+          // Immutable headers (a Response from fetch): the same reply, in a Response that takes them.
+          response = new Response(response.body, response);
+          addHeaders(response, event, requestId);
         }
       }
       if (core.config.accessLog) {
