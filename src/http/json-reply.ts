@@ -1,6 +1,6 @@
 import { H3Event } from "h3";
 import { FastResponse } from "srvx";
-import { JsonText } from "./json-text.ts";
+import { JSON_CONTENT_TYPE, JsonText } from "./json-text.ts";
 import { replyHeadersOf } from "./reply-headers.ts";
 
 /**
@@ -23,8 +23,6 @@ const SHORTCUT = (() => {
   return kEventResHeaders in res && kEventResErrHeaders in res;
 })();
 
-const JSON_TYPE = "application/json;charset=UTF-8";
-
 type EventResponseState = { status?: number; statusText?: string };
 
 /**
@@ -44,7 +42,7 @@ export function plainJsonReply(event: H3Event, value: unknown, requestId: string
   const status = res?.status;
   // Statuses whose reply has no body (204, 304…) go through h3, which drops it.
   if (status !== undefined && (status < 200 || status > 299 || status === 204 || status === 205)) return undefined;
-  const headers: Record<string, string> = { "content-type": JSON_TYPE, "x-request-id": requestId };
+  const headers: Record<string, string> = { "content-type": JSON_CONTENT_TYPE, "x-request-id": requestId };
   const extra = replyHeadersOf(event);
   if (extra) Object.assign(headers, extra);
   return new FastResponse(text ?? JSON.stringify(value), { status, headers });

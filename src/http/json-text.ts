@@ -1,6 +1,8 @@
 import { HTTPResponse } from "h3";
 
-const JSON_TYPE = { "content-type": "application/json;charset=UTF-8" };
+/** The content type h3 gives a JSON reply; tenantd's own JSON replies say the same. */
+export const JSON_CONTENT_TYPE = "application/json;charset=UTF-8";
+const JSON_TYPE = { "content-type": JSON_CONTENT_TYPE };
 
 /** A reply whose JSON text is already built; h3 renders it as any HTTPResponse, the request middleware without copying headers (json-reply.ts). */
 export class JsonText extends HTTPResponse {
