@@ -58,6 +58,8 @@ function addHeaders(response: Response, event: H3Event, requestId: string): void
   if (extra) for (const [name, value] of Object.entries(extra)) response.headers.set(name, value);
 }
 
+const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as { then?: unknown } | null)?.then === "function";
+
 /** An `x-request-id` we accept from a client or proxy: short, printable, no spaces. */
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
@@ -81,27 +83,41 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
   const cors = corsCheck(core);
   const idleMs = core.config.bodyIdleTimeoutSeconds * 1000;
 
-  async function handle(event: H3Event, next: () => unknown, requestId: string, started: number): Promise<Response> {
+  /** The reply to the handler's value: the JSON shortcut, else h3's rendering; an error becomes `{ error, message }`. */
+  function render(event: H3Event, value: unknown, requestId: string, started: number): Response | Promise<Response> {
+    let plain: Response | undefined;
+    let response: Response | Promise<Response>;
     try {
-      let response: Response;
-      let plain: Response | undefined;
-      try {
-        setBodyIdleMs(event, idleMs);
-        // Awaited only when they are promises: each await is a promise per request (src/awaitable.ts).
-        const checked = cors(event);
-        const ended = checked instanceof Promise ? await checked : checked;
-        let reply: Response | Promise<Response> | undefined = ended;
-        if (!reply) {
-          const value = await next();
-          reply = plain = plainJsonReply(event, value, requestId);
-          reply ??= toResponse(value, event);
-        }
-        response = reply instanceof Promise ? await reply : reply;
-      } catch (error) {
-        response = errorToResponse(asHttpError(error), event, core.log);
-      }
+      plain = plainJsonReply(event, value, requestId);
+      response = plain ?? toResponse(value, event);
+    } catch (error) {
+      return failed(event, error, requestId, started);
+    }
+    return isPromise(response)
+      ? response.then(
+          (r) => finish(event, r, false, requestId, started),
+          (error: unknown) => failed(event, error, requestId, started),
+        )
+      : finish(event, response, response === plain, requestId, started);
+  }
+
+  function failed(event: H3Event, error: unknown, requestId: string, started: number): Response {
+    let response: Response;
+    try {
+      response = errorToResponse(asHttpError(error), event, core.log);
+    } catch (again) {
+      counter.end();
+      throw again;
+    }
+    return finish(event, response, false, requestId, started);
+  }
+
+  /** Headers, access log and the drain count: the last step of every request, reply or error. */
+  function finish(event: H3Event, reply: Response, plain: boolean, requestId: string, started: number): Response {
+    let response = reply;
+    try {
       // Every other reply (h3's, a handler's own Response, an error) gets the id and the reply headers here.
-      if (response !== plain) {
+      if (!plain) {
         try {
           addHeaders(response, event, requestId);
         } catch {
@@ -128,7 +144,44 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     }
   }
 
-  // Not async itself: the reply is handle()'s own promise, not one more wrapped around it.
+  /**
+   * Synchronous while the handler is: a handler that answers at once (the bearer guard and
+   * SQLite's reads are synchronous, src/awaitable.ts) gets its reply without a promise, and
+   * on Node 20 every promise of a request also runs AsyncLocalStorage's hooks.
+   */
+  function handle(event: H3Event, next: () => unknown, requestId: string, started: number): Response | Promise<Response> {
+    let checked: Response | undefined | Promise<Response | undefined>;
+    try {
+      setBodyIdleMs(event, idleMs);
+      checked = cors(event);
+    } catch (error) {
+      return failed(event, error, requestId, started);
+    }
+    if (isPromise(checked)) {
+      return checked.then(
+        (ended) => (ended ? finish(event, ended, false, requestId, started) : proceed(event, next, requestId, started)),
+        (error: unknown) => failed(event, error, requestId, started),
+      );
+    }
+    return checked ? finish(event, checked, false, requestId, started) : proceed(event, next, requestId, started);
+  }
+
+  function proceed(event: H3Event, next: () => unknown, requestId: string, started: number): Response | Promise<Response> {
+    let value: unknown;
+    try {
+      value = next();
+    } catch (error) {
+      return failed(event, error, requestId, started);
+    }
+    return isPromise(value)
+      ? value.then(
+          (v) => render(event, v, requestId, started),
+          (error: unknown) => failed(event, error, requestId, started),
+        )
+      : render(event, value, requestId, started);
+  }
+
+  // Not async itself: a reply that is ready goes back as it is, a pending one as handle()'s own promise.
   return (event, next) => {
     const given = event.req.headers.get("x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
