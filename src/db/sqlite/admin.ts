@@ -1,5 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-import { toTenant } from "./tenants.ts";
+import { tenantColumns, toTenant, type RawTenant } from "./tenants.ts";
 import type { TenantRow, TenantSearch, TenantSessionRow, TenantSort, DeliveryRow, DeliveryStatus, RawDelivery } from "../types.ts";
 import { DELIVERY_LIST_COLUMNS, toDelivery } from "./webhooks.ts";
 
@@ -57,11 +57,9 @@ export function createAdminRepo(db: SqliteDb) {
       }
       const from = `FROM tenants t WHERE ${where.join(" AND ")}`;
       // The page is chosen on the index alone (rowids), then only its rows are read.
-      const rows = prepared(`SELECT t.* FROM tenants t WHERE t.rowid IN (SELECT t.rowid ${from} ORDER BY ${ORDER[s.sort]} LIMIT ? OFFSET ?) ORDER BY ${ORDER[s.sort]}`).all(
-        ...params,
-        s.limit,
-        s.offset,
-      ) as Parameters<typeof toTenant>[0][];
+      const rows = prepared(`SELECT ${tenantColumns("t.")} FROM tenants t WHERE t.rowid IN (SELECT t.rowid ${from} ORDER BY ${ORDER[s.sort]} LIMIT ? OFFSET ?) ORDER BY ${ORDER[s.sort]}`)
+        .raw(true)
+        .all(...params, s.limit, s.offset) as RawTenant[];
       const total = (prepared(`SELECT COUNT(*) AS n ${from}`).get(...params) as { n: number }).n;
       return { tenants: rows.map(toTenant), total };
     },

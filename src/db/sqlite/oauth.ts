@@ -1,5 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-import { toTenant } from "./tenants.ts";
+import { tenantColumns, toTenant, type RawTenant } from "./tenants.ts";
 import type { InTransactionStep, LinkedAccount, OAuthConsumeOutcome, OAuthLink, OAuthStateRow, TenantRow } from "../types.ts";
 
 interface RawState {
@@ -59,10 +59,12 @@ export function createOAuthRepo(db: SqliteDb) {
     purgeStates: db.prepare<[number]>("DELETE FROM oauth_states WHERE expires_at < ?"),
     stateByHash: db.prepare<[string], RawState>("SELECT * FROM oauth_states WHERE state_hash = ?"),
     markUsed: db.prepare<[number, string]>("UPDATE oauth_states SET used_at = ? WHERE state_hash = ? AND used_at IS NULL"),
-    tenantByAccount: db.prepare<[string, string, string], Parameters<typeof toTenant>[0]>(
-      `SELECT t.* FROM oauth_accounts a JOIN tenants t ON t.id = a.tenant_id AND t.app_id = a.app_id
-       WHERE a.app_id = ? AND a.provider = ? AND a.provider_account_id = ?`,
-    ),
+    tenantByAccount: db
+      .prepare<[string, string, string], RawTenant>(
+        `SELECT ${tenantColumns("t.")} FROM oauth_accounts a JOIN tenants t ON t.id = a.tenant_id AND t.app_id = a.app_id
+         WHERE a.app_id = ? AND a.provider = ? AND a.provider_account_id = ?`,
+      )
+      .raw(true),
     // email_verified keeps what the provider said when the link was made: that is what the link was trusted on.
     touch: db.prepare<[string | null, number, string, string, string]>(
       "UPDATE oauth_accounts SET email = ?, last_login_at = ? WHERE app_id = ? AND provider = ? AND provider_account_id = ?",

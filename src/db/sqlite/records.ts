@@ -10,15 +10,14 @@ import { UniqueConflict, valueAtPath } from "../shared.ts";
 
 export type { RecordScope } from "../types.ts";
 
-interface RawRecord {
-  seq: number;
-  id: string;
-  data: string;
-  created_at: number;
-  updated_at: number;
-}
+/**
+ * A record row as better-sqlite3's raw mode reads it: an array in COLUMNS order. A row read
+ * as an object has each column name set on it one by one, which for a page of 20 records
+ * cost more than stepping the statement (docs/performance.md).
+ */
+type RawRecord = [seq: number, id: string, data: string, createdAt: number, updatedAt: number];
 
-const toRecord = (r: RawRecord): RecordRow => ({ seq: r.seq, id: r.id, data: r.data, createdAt: r.created_at, updatedAt: r.updated_at });
+const toRecord = (r: [...RawRecord, ...unknown[]]): RecordRow => ({ seq: r[0], id: r[1], data: r[2], createdAt: r[3], updatedAt: r[4] });
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 
@@ -46,12 +45,14 @@ export function createRecordsRepo(db: SqliteDb) {
 
   // Filters make SQL text vary, so those statements are prepared once per text, LRU-bounded.
   const cache = new Map<string, Statement>();
-  function stmt(sql: string): Statement {
+  /** `rows`: the statement reads records (COLUMNS), as arrays; its text is never used otherwise. */
+  function stmt(sql: string, rows = false): Statement {
     let s = cache.get(sql);
     if (s) {
       cache.delete(sql);
     } else {
       s = db.prepare(sql);
+      if (rows) s.raw(true);
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
     }
     cache.set(sql, s);
@@ -59,25 +60,29 @@ export function createRecordsRepo(db: SqliteDb) {
   }
 
   const q = {
-    byId: db.prepare<[string, string, string, string], RawRecord>(
-      `SELECT ${COLUMNS} FROM records WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ?`,
-    ),
+    byId: db
+      .prepare<[string, string, string, string], RawRecord>(`SELECT ${COLUMNS} FROM records WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ?`)
+      .raw(true),
     insert: db.prepare<[string, string, string, string, string, number, number]>(
       "INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     ),
     update: db.prepare<[string, number, number]>("UPDATE records SET data = ?, updated_at = ? WHERE seq = ?"),
     // SQLite's json_patch is RFC 7396: the same merge as src/tools/merge-patch.ts.
-    patch: db.prepare<[string, number, string, string, string, string, string, number], RawRecord>(
-      `UPDATE records SET data = json_patch(data, ?), updated_at = ? WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ? AND octet_length(json_patch(data, ?)) <= ? RETURNING ${COLUMNS}`,
-    ),
+    patch: db
+      .prepare<[string, number, string, string, string, string, string, number], RawRecord>(
+        `UPDATE records SET data = json_patch(data, ?), updated_at = ? WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ? AND octet_length(json_patch(data, ?)) <= ? RETURNING ${COLUMNS}`,
+      )
+      .raw(true),
     remove: db.prepare<[string, string, string, string]>("DELETE FROM records WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ?"),
     shareInsert: db.prepare<[string, string, string, number, number | null]>(
       "INSERT INTO share_links (id, token_hash, record_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
     ),
     shareRevoke: db.prepare<[string]>("DELETE FROM share_links WHERE record_id = ?"),
-    shareFind: db.prepare<[string], RawRecord & { expires_at: number | null }>(
-      `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
-    ),
+    shareFind: db
+      .prepare<[string], [...RawRecord, expiresAt: number | null]>(
+        `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
+      )
+      .raw(true),
     indexNames: db.prepare<[number, string], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, ?) = ?").pluck(),
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
@@ -102,10 +107,10 @@ export function createRecordsRepo(db: SqliteDb) {
   }
 
   function updateRow(scope: RecordScope, row: RawRecord, transform: DataTransform, now: number, unique: readonly string[]): RecordRow {
-    const next = transform(JSON.parse(row.data) as Record<string, unknown>);
-    assertUnique(scope, next, unique, row.seq);
+    const next = transform(JSON.parse(row[2]) as Record<string, unknown>);
+    assertUnique(scope, next, unique, row[0]);
     const text = JSON.stringify(next);
-    q.update.run(text, now, row.seq);
+    q.update.run(text, now, row[0]);
     return { ...toRecord(row), data: text, updatedAt: now };
   }
 
@@ -117,7 +122,7 @@ export function createRecordsRepo(db: SqliteDb) {
   const txUpsert = db.transaction(
     (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) => {
       const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-      const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`).all(...w.params) as RawRecord[];
+      const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`, true).all(...w.params) as RawRecord[];
       // The lookup already answers the unique check of a scalar key: no record holds the value,
       // or exactly one does (a second one, left from before the field was unique, is still a
       // conflict). Only the other unique fields need their own query.
@@ -132,14 +137,14 @@ export function createRecordsRepo(db: SqliteDb) {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    const query = stmt(pageSql(where, order, page.limit));
+    const query = stmt(pageSql(where, order, page.limit), true);
     const args = [...where.params, ...order.params, page.offset];
     // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
     const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? query.all(...args) : query.iterate(...args);
     for (const row of rows as Iterable<RawRecord>) {
       // Rows are read one at a time, so a page of large records stops at the byte budget
       // instead of holding `limit` of them in memory at once.
-      bytes += row.data.length;
+      bytes += row[2].length;
       if (records.length > 0 && bytes > page.maxBytes) {
         cut = true;
         break;
@@ -274,7 +279,7 @@ export function createRecordsRepo(db: SqliteDb) {
     },
     async findShared(tokenHash: string): Promise<{ record: RecordRow; expiresAt: number | null } | undefined> {
       const r = q.shareFind.get(tokenHash);
-      return r && { record: toRecord(r), expiresAt: r.expires_at };
+      return r && { record: toRecord(r), expiresAt: r[5] };
     },
     /** Makes the app's per-field indexes exactly `fields`: missing ones built, stale ones dropped. */
     async syncIndexes(appId: string, fields: { collection: string; path: string }[]): Promise<void> {

@@ -2,26 +2,36 @@ import type { SqliteDb } from "./connection.ts";
 import { prepareSessionInsert } from "./sessions.ts";
 import type { InTransactionStep, NewSession, TenantListFilter, TenantRow } from "../types.ts";
 
-interface RawTenant {
-  id: string;
-  app_id: string;
-  email: string;
-  password_hash: string | null;
-  email_verified_at: number | null;
-  locale: string;
-  parent_tenant_id: string | null;
-  created_at: number;
-}
+const COLUMNS = ["id", "app_id", "email", "password_hash", "email_verified_at", "locale", "parent_tenant_id", "created_at"] as const;
+
+/**
+ * The columns of a tenant row, in the order toTenant reads them (`alias`: the table's alias
+ * in a join). Tenant rows are read in better-sqlite3's raw mode, as arrays: the bearer
+ * endpoints read one on every request, and an object row has each column name set on it.
+ */
+export const tenantColumns = (alias = "") => COLUMNS.map((c) => `${alias}${c}`).join(", ");
+
+/** A tenant row read with `.raw(true)`, in tenantColumns() order. */
+export type RawTenant = [
+  id: string,
+  appId: string,
+  email: string,
+  passwordHash: string | null,
+  emailVerifiedAt: number | null,
+  locale: string,
+  parentTenantId: string | null,
+  createdAt: number,
+];
 
 export const toTenant = (r: RawTenant): TenantRow => ({
-  id: r.id,
-  appId: r.app_id,
-  email: r.email,
-  passwordHash: r.password_hash,
-  emailVerifiedAt: r.email_verified_at,
-  locale: r.locale,
-  parentTenantId: r.parent_tenant_id,
-  createdAt: r.created_at,
+  id: r[0],
+  appId: r[1],
+  email: r[2],
+  passwordHash: r[3],
+  emailVerifiedAt: r[4],
+  locale: r[5],
+  parentTenantId: r[6],
+  createdAt: r[7],
 });
 
 export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
@@ -32,11 +42,13 @@ export function createTenantsRepo(db: SqliteDb) {
     insert: db.prepare<[string, string, string, string | null, number | null, string, string | null, number]>(
       "INSERT INTO tenants (id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     ),
-    byEmail: db.prepare<[string, string], RawTenant>("SELECT * FROM tenants WHERE app_id = ? AND email = ?"),
-    byId: db.prepare<[string, string], RawTenant>("SELECT * FROM tenants WHERE app_id = ? AND id = ?"),
-    list: db.prepare<[string, string, number, number], RawTenant>(
-      "SELECT * FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\' ORDER BY created_at DESC, id LIMIT ? OFFSET ?",
-    ),
+    byEmail: db.prepare<[string, string], RawTenant>(`SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND email = ?`).raw(true),
+    byId: db.prepare<[string, string], RawTenant>(`SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND id = ?`).raw(true),
+    list: db
+      .prepare<[string, string, number, number], RawTenant>(
+        `SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\' ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
+      )
+      .raw(true),
     count: db.prepare<[string, string], { n: number }>("SELECT COUNT(*) AS n FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\'"),
     setVerified: db.prepare<[number, string]>("UPDATE tenants SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ?"),
     setPassword: db.prepare<[string, string]>("UPDATE tenants SET password_hash = ? WHERE id = ?"),
