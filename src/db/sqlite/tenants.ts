@@ -96,7 +96,11 @@ export function createTenantsRepo(db: SqliteDb) {
       if (opts.createdBefore !== undefined) where.push("created_at < ?"), params.push(opts.createdBefore);
       const sql = `FROM tenants WHERE ${where.join(" AND ")}`;
       return {
-        tenants: db.prepare<(string | number)[], RawTenant>(`SELECT * ${sql} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`).all(...params, opts.limit, opts.offset).map(toTenant),
+        tenants: db
+          .prepare<(string | number)[], RawTenant>(`SELECT ${tenantColumns()} ${sql} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`)
+          .raw(true)
+          .all(...params, opts.limit, opts.offset)
+          .map(toTenant),
         total: db.prepare<(string | number)[], { n: number }>(`SELECT COUNT(*) AS n ${sql}`).get(...params)!.n,
       };
     },
