@@ -128,6 +128,16 @@ describe("credential mix-ups", () => {
     const noPrefix = await t.request("GET", "/api/v1/auth/me", { headers: { authorization: tenant.accessToken, "x-service-app": t.app.id } });
     expectError(noPrefix, 401, "unauthorized");
     expect(noPrefix.body.message).toContain("must read: Bearer");
+    // The token is verified (and remembered) by now: the header's other spellings still read
+    // the same, and text around a known token still makes the header malformed.
+    const me = (authorization: string) => t.request("GET", "/api/v1/auth/me", { headers: { authorization, "x-service-app": t.app.id } });
+    for (const spelling of [`Bearer ${tenant.accessToken}`, `bearer ${tenant.accessToken}`, `BEARER\t${tenant.accessToken}`, `Bearer   ${tenant.accessToken}`]) {
+      expect((await me(spelling)).status, spelling.slice(0, 10)).toBe(200);
+    }
+    for (const junk of [`Bearer ${tenant.accessToken} x`, `Bearer x ${tenant.accessToken}`, `Bearer ${tenant.accessToken}\u00a0x`, `Bearer${tenant.accessToken}`]) {
+      expectError(await me(junk), 401, "unauthorized");
+    }
+    expectError(await me(`Bearer ${tenant.accessToken}x`), 401, "invalid_access_token");
     const keyAsApp = await t.request("GET", "/api/v1/auth/me", { bearer: { accessToken: tenant.accessToken, appId: t.app.publishableKey } });
     expect(keyAsApp.body.message).toContain("not the publishable key");
     const developer = await developerSession(t);

@@ -182,6 +182,22 @@ describe("verified access tokens under the token cache", () => {
     expect(tokens.cached).toBe(3);
   });
 
+  it("a known signature under another payload is verified in full, and refused", () => {
+    const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
+    const now = Date.UTC(2026, 0, 1);
+    const { token } = tokens.issue(claims(1), now);
+    expect(tokens.verify(token, now).ok).toBe(true);
+    expect(tokens.known(token)).toBe(true);
+    const [h, p, sig] = token.split(".");
+    const payload = JSON.parse(Buffer.from(p!, "base64url").toString("utf8"));
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, sub: "tnt_2" })).toString("base64url")}.${sig}`;
+    expect(tokens.known(forged)).toBe(false);
+    expect(tokens.verify(forged, now)).toEqual({ ok: false, reason: "signature" });
+    // The genuine token is still remembered and verifies.
+    expect(tokens.verify(token, now)).toMatchObject({ ok: true, claims: { sub: "tnt_1" } });
+    expect(tokens.cached).toBe(1);
+  });
+
   it("a cached token still expires, and a forged one is never cached", () => {
     const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
     const now = Date.UTC(2026, 0, 1);

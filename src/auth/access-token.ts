@@ -33,7 +33,16 @@ export const ACCESS_TOKEN_CACHE_SIZE = 50_000;
 /** HS256 access tokens with a cache of verified tokens (verification sits on every request). */
 export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_SIZE) {
   const sign = (data: string) => createHmac("sha256", key).update(data).digest();
-  const cache = new Map<string, AccessClaims>();
+  // Keyed by the signature segment, each entry holding its whole token: a map lookup hashes
+  // its key, and the whole token is six times longer. A hit counts only when the whole token
+  // is the same text, so another payload under a known signature is verified in full.
+  const cache = new Map<string, { token: string; claims: AccessClaims }>();
+  const signatureOf = (token: string) => token.slice(token.lastIndexOf(".") + 1);
+
+  function cached(token: string, signature = signatureOf(token)): AccessClaims | undefined {
+    const hit = cache.get(signature);
+    return hit && hit.token === token ? hit.claims : undefined;
+  }
 
   return {
     issue(claims: Omit<AccessClaims, "iss" | "iat" | "exp">, nowMs: number): { token: string; exp: number } {
@@ -42,8 +51,14 @@ export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_S
       const body = `${HEADER}.${Buffer.from(JSON.stringify(full)).toString("base64url")}`;
       return { token: `${body}.${sign(body).toString("base64url")}`, exp: full.exp };
     },
+    /**
+     * Whether `token` is one verified before (it may have expired since). Such a token is
+     * base64url segments and dots only: the bearer header's parse takes it as it is.
+     */
+    known: (token: string): boolean => cached(token) !== undefined,
     verify(token: string, nowMs: number): VerifyResult {
-      let claims = cache.get(token);
+      const signature = signatureOf(token);
+      let claims = cached(token, signature);
       if (!claims) {
         const parts = token.split(".");
         if (parts.length !== 3 || parts[0] !== HEADER) return { ok: false, reason: "malformed" };
@@ -63,10 +78,10 @@ export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_S
           return { ok: false, reason: "malformed" };
         }
         if (cache.size >= maxCached) cache.delete(cache.keys().next().value!);
-        cache.set(token, claims);
+        cache.set(signature, { token, claims });
       }
       if (claims.exp * 1000 <= nowMs) {
-        cache.delete(token);
+        cache.delete(signature);
         return { ok: false, reason: "expired" };
       }
       return { ok: true, claims };
