@@ -6,6 +6,7 @@ import { issueMessage } from "../tools/issue-message.ts";
 import { isPlainObject } from "../tools/merge-patch.ts";
 import { hostParsedBody } from "./host-body.ts";
 import { bodyIdleMs, bodyTimedOut, readChunk } from "./body-timeout.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
 export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, where = "body"): v.InferOutput<S> {
@@ -117,8 +118,26 @@ function readNodeLimited(req: IncomingMessage, limit: number, idleMs: number): P
   });
 }
 
-/** Reads a body of any type as strict UTF-8, refusing more than `limit` bytes while streaming and a body that stalls. */
-export async function readLimited(event: H3Event, limit: number): Promise<string> {
+/**
+ * The whole body, when Node has already buffered all of it (a small body arrives with its
+ * headers): read at once, without the listeners, idle timer and promise of a streamed read.
+ * Only when the declared length is all there; anything else streams.
+ */
+function bufferedNodeBody(req: IncomingMessage, declared: string | null): Buffer | undefined {
+  if (declared === null || req.readableFlowing) return undefined;
+  const length = Number(declared);
+  if (!(length > 0) || req.readableLength !== length) return undefined;
+  // Without a size, read() hands over everything buffered, in one Buffer.
+  const whole = req.read() as Buffer | null;
+  if (whole?.length !== length) throw new Error("body: Node's buffer did not hand over the whole body");
+  return whole;
+}
+
+/**
+ * Reads a body of any type as strict UTF-8, refusing more than `limit` bytes while streaming and
+ * a body that stalls. Synchronous when the whole body is already buffered (bufferedNodeBody).
+ */
+export function readLimited(event: H3Event, limit: number): Awaitable<string> {
   const declared = event.req.headers.get("content-length");
   const nodeReq = unreadNodeRequest(event);
   if (declared !== null && Number(declared) > limit) {
@@ -128,7 +147,14 @@ export async function readLimited(event: H3Event, limit: number): Promise<string
   const hostText = hostParsedBody(event, limit);
   if (hostText !== undefined) return hostText;
   const idleMs = bodyIdleMs(event);
-  if (nodeReq) return readNodeLimited(nodeReq, limit, idleMs);
+  if (nodeReq) {
+    const whole = bufferedNodeBody(nodeReq, declared);
+    return whole ? decodeUtf8(whole) : readNodeLimited(nodeReq, limit, idleMs);
+  }
+  return readWebLimited(event, limit, idleMs);
+}
+
+async function readWebLimited(event: H3Event, limit: number, idleMs: number): Promise<string> {
   const body = event.req.body;
   if (!body) return "";
   const reader = body.getReader();
@@ -155,9 +181,11 @@ export async function readLimited(event: H3Event, limit: number): Promise<string
  * CSRF path of form posts), at most `limit` bytes counted while streaming, then validated.
  * An empty body is treated as `{}` so endpoints whose fields are all optional accept none.
  */
-export async function readJson<S extends v.GenericSchema>(event: H3Event, schema: S, limit: number): Promise<v.InferOutput<S>> {
-  const type = event.req.headers.get("content-type");
-  const text = await readLimitedIfTyped(event, type, limit);
+export function readJson<S extends v.GenericSchema>(event: H3Event, schema: S, limit: number): Awaitable<v.InferOutput<S>> {
+  return andThen(readLimitedIfTyped(event, event.req.headers.get("content-type"), limit), (text) => parseJsonBody(text, schema));
+}
+
+function parseJsonBody<S extends v.GenericSchema>(text: string, schema: S): v.InferOutput<S> {
   let value: unknown = {};
   if (text.trim() !== "") {
     try {
@@ -191,13 +219,14 @@ function objectEntries(schema: unknown): Record<string, unknown> | undefined {
   return undefined;
 }
 
-async function readLimitedIfTyped(event: H3Event, type: string | null, limit: number): Promise<string> {
+function readLimitedIfTyped(event: H3Event, type: string | null, limit: number): Awaitable<string> {
   // By method, not by touching event.req.body: that getter builds the web stream readLimited avoids.
   const hasBody = event.req.headers.get("content-length") !== "0" && event.req.method !== "GET" && event.req.method !== "HEAD";
   if (type === null) {
-    const text = hasBody ? await readLimited(event, limit) : "";
-    if (text.trim() !== "") throw fail("unsupported_media_type", "Send JSON bodies with content-type: application/json.");
-    return "";
+    return andThen(hasBody ? readLimited(event, limit) : "", (text) => {
+      if (text.trim() !== "") throw fail("unsupported_media_type", "Send JSON bodies with content-type: application/json.");
+      return "";
+    });
   }
   if (!/^application\/json\s*(;|$)/i.test(type)) {
     throw fail("unsupported_media_type", `Expected content-type application/json, got ${type.split(";")[0]}.`);
