@@ -51,7 +51,7 @@ afterAll(() => engine?.close());
 describe("exact under concurrency", () => {
   test("usage increments never pass the limit", async () => {
     const t = await newTenant();
-    const results = await times(N * 2, () => db.billing.incrementUsage({ appId: "app1", tenantId: t, featureKey: "api", period: "monthly", periodStart: T0, by: 1, limit: 17 }));
+    const results = await times(N * 2, async () => db.billing.incrementUsage({ appId: "app1", tenantId: t, featureKey: "api", period: "monthly", periodStart: T0, by: 1, limit: 17 }));
     expect(results.filter((r) => r !== undefined)).toHaveLength(17);
     expect(results.filter((r) => r !== undefined).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 17 }, (_, i) => i + 1));
     expect(await db.billing.usage("app1", t, "api", "monthly", T0)).toBe(17);

@@ -1,4 +1,5 @@
 import { toIso } from "../clock.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import type { TenantAuth } from "../http/guards.ts";
@@ -23,28 +24,36 @@ export interface Introspection {
  * undefined when it was missing or refused (invalid, expired, ended): that, like another
  * app's bearer, is `active: false`, never an error.
  */
-export async function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined, include: IntrospectInclude[]): Promise<Introspection> {
+export function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined, include: IntrospectInclude[]): Awaitable<Introspection> {
   const wants = new Set(include);
-  const tenant = auth && auth.app.id === app.id ? await core.db.tenants.findById(app.id, auth.tenantId) : undefined;
-  if (!auth || !tenant) {
-    return {
-      active: false,
-      tenantId: null,
-      appId: null,
-      exp: null,
-      parentTenantId: null,
-      ...(wants.has("subscription") && { subscription: null }),
-      ...(wants.has("tenant") && { tenant: null }),
+  // Synchronous when the store is and nothing more than the bearer's state is asked for:
+  // resource servers call this on every request they serve.
+  const row = auth && auth.app.id === app.id ? core.db.tenants.findById(app.id, auth.tenantId) : undefined;
+  return andThen(row, (tenant) => {
+    if (!auth || !tenant) {
+      return {
+        active: false,
+        tenantId: null,
+        appId: null,
+        exp: null,
+        parentTenantId: null,
+        ...(wants.has("subscription") && { subscription: null }),
+        ...(wants.has("tenant") && { tenant: null }),
+      };
+    }
+    const answer: Introspection = {
+      active: true,
+      tenantId: tenant.id,
+      appId: app.id,
+      exp: toIso(auth.exp * 1000),
+      // The row, not the token claim: leaving a family takes effect before the token expires.
+      parentTenantId: tenant.parentTenantId,
     };
-  }
-  return {
-    active: true,
-    tenantId: tenant.id,
-    appId: app.id,
-    exp: toIso(auth.exp * 1000),
-    // The row, not the token claim: leaving a family takes effect before the token expires.
-    parentTenantId: tenant.parentTenantId,
-    ...(wants.has("subscription") && { subscription: await effectiveSubscription(core, app, tenant.id) }),
-    ...(wants.has("tenant") && { tenant: toPublicTenant(tenant) }),
-  };
+    if (!wants.has("subscription")) return wants.has("tenant") ? { ...answer, tenant: toPublicTenant(tenant) } : answer;
+    return effectiveSubscription(core, app, tenant.id).then((subscription) => ({
+      ...answer,
+      subscription,
+      ...(wants.has("tenant") && { tenant: toPublicTenant(tenant) }),
+    }));
+  });
 }

@@ -127,14 +127,16 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     return { ok: true };
   });
 
-  router.post("/api/v1/auth/introspect", async (event) => {
-    const app = await requireApp(event, core);
-    const body = await readJson(event, IntrospectBody, limit);
-    noStore(event);
-    // The key names the app; the bearer needs no x-service-app beside it.
-    const checked = event.req.headers.has("authorization") ? await checkTenant(event, core, app) : undefined;
-    return introspect(core, app, checked && !("error" in checked) ? checked : undefined, body.include);
-  });
+  router.post("/api/v1/auth/introspect", (event) =>
+    andThen(requireApp(event, core), (app) =>
+      andThen(readJson(event, IntrospectBody, limit), (body) => {
+        noStore(event);
+        // The key names the app; the bearer needs no x-service-app beside it.
+        const checked = event.req.headers.has("authorization") ? checkTenant(event, core, app) : undefined;
+        return andThen(checked, (c) => introspect(core, app, c && !("error" in c) ? c : undefined, body.include));
+      }),
+    ),
+  );
 
   // The developer's dashboard action (also `tenantd tenant resend-verification`).
   router.post("/api/v1/admin/apps/:appId/tenants/:tenantId/resend-verification", async (event) => {

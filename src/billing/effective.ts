@@ -1,4 +1,5 @@
 import type { Core } from "../core.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 import type { AppRow, PlanRow, SubscriptionRow } from "../db/types.ts";
 
 import { toIso } from "../clock.ts";
@@ -182,7 +183,7 @@ function noteChangeAt(core: Core, at: number | null, now: number): void {
  * period end among the rows it read, the owner's included for a family member. Engines
  * without a version (PostgreSQL) resolve on every call.
  */
-async function resolve(core: Core, app: AppRow, tenantId: string): Promise<Resolved | null> {
+function resolve(core: Core, app: AppRow, tenantId: string): Awaitable<Resolved | null> {
   const version = core.db.billing.entitlementsVersion?.();
   if (typeof version !== "number") return resolveFresh(core, app, tenantId);
   const cache = cacheOf(core);
@@ -192,8 +193,13 @@ async function resolve(core: Core, app: AppRow, tenantId: string): Promise<Resol
   if (hit && hit.app === app && hit.version === version && now >= hit.from && now < hit.until) {
     // A resolution in progress that asked for this one (a member's seat, from its owner's plan) ends when it does.
     for (const h of cache.active) if (hit.until < h.until) h.until = hit.until;
+    // At once: a usage increment, say, then needs no promise for its limit.
     return hit.resolved;
   }
+  return resolveAndKeep(core, app, tenantId, cache, key, version, now);
+}
+
+async function resolveAndKeep(core: Core, app: AppRow, tenantId: string, cache: ResolutionCache, key: string, version: number, now: number): Promise<Resolved | null> {
   const horizon = { until: Infinity };
   cache.active.add(horizon);
   let resolved: Resolved | null;
@@ -220,8 +226,9 @@ export async function effectiveSubscription(core: Core, app: AppRow, tenantId: s
 }
 
 /** The effective plan's entitlements over the app's default (free) entitlements. */
-export async function effectiveEntitlements(core: Core, app: AppRow, tenantId: string): Promise<Entitlements> {
-  const resolved = await resolve(core, app, tenantId);
-  const defaults = app.settings.billing.defaultEntitlements;
-  return resolved?.entitles ? { ...defaults, ...resolved.plan.entitlements } : { ...defaults };
+export function effectiveEntitlements(core: Core, app: AppRow, tenantId: string): Awaitable<Entitlements> {
+  return andThen(resolve(core, app, tenantId), (resolved) => {
+    const defaults = app.settings.billing.defaultEntitlements;
+    return resolved?.entitles ? { ...defaults, ...resolved.plan.entitlements } : { ...defaults };
+  });
 }

@@ -2,7 +2,8 @@ import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson, readLimited } from "../http/body.ts";
-import { requireApp, requireTenant } from "../http/guards.ts";
+import { requireApp, requireTenant, tenantRoute } from "../http/guards.ts";
+import { andThen } from "../awaitable.ts";
 import { fail } from "../errors.ts";
 import { toPlanInfo } from "./plans.ts";
 import { CheckoutBody, PortalBody, openPortal, startCheckout } from "./checkout.ts";
@@ -42,11 +43,13 @@ export function registerBillingRoutes(router: Router, core: Core): void {
     const query = parseInput(UsageQuery, getQuery(event), "query");
     return readUsage(core, app, tenantId, featureKey(event), query.period);
   });
-  router.post("/api/v1/billing/usage/:featureKey/increment", async (event) => {
-    const { app, tenantId } = await requireTenant(event, core);
-    const key = featureKey(event);
-    return incrementUsage(core, app, tenantId, key, await readJson(event, IncrementBody, core.config.maxJsonBytes));
-  });
+  router.post(
+    "/api/v1/billing/usage/:featureKey/increment",
+    tenantRoute(core, (event, { app, tenantId }) => {
+      const key = featureKey(event);
+      return andThen(readJson(event, IncrementBody, core.config.maxJsonBytes), (body) => incrementUsage(core, app, tenantId, key, body));
+    }),
+  );
 
   // Register https://<public url>/api/v1/billing/stripe/webhook/<app id> in Stripe's dashboard.
   router.post("/api/v1/billing/stripe/webhook/:appId", async (event) => {

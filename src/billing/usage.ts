@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 import { effectiveEntitlements, type Entitlements } from "./effective.ts";
 import { periodStart, type UsagePeriod } from "./periods.ts";
 
@@ -38,15 +39,24 @@ export async function readUsage(core: Core, app: AppRow, tenantId: string, featu
 }
 
 /** Adds `by` in the current UTC period; past the limit nothing changes and it is 402 `limit_reached`. */
-export async function incrementUsage(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }): Promise<UsageCounter> {
-  const limit = limitFor(await effectiveEntitlements(core, app, tenantId), featureKey);
-  const start = periodStart(input.period, core.clock());
-  const count = await core.db.billing.incrementUsage({ appId: app.id, tenantId, featureKey, period: input.period, periodStart: start, by: input.by, limit });
-  if (count === undefined) {
-    const current = await core.db.billing.usage(app.id, tenantId, featureKey, input.period, start);
-    throw fail("limit_reached", `Usage limit reached for ${featureKey}: ${current} of ${limit} used this ${input.period === "monthly" ? "month" : "day"} (UTC); adding ${input.by} would pass it.`);
-  }
-  return { count, period: input.period, limit };
+/**
+ * Adds `by` in the current UTC period; past the limit nothing changes and it is 402
+ * `limit_reached`. Synchronous when the entitlements are remembered and the store answers at
+ * once (src/awaitable.ts): metering sits on the hot path of the apps that use it.
+ */
+export function incrementUsage(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }): Awaitable<UsageCounter> {
+  return andThen(effectiveEntitlements(core, app, tenantId), (entitlements) => {
+    const limit = limitFor(entitlements, featureKey);
+    const start = periodStart(input.period, core.clock());
+    return andThen(core.db.billing.incrementUsage({ appId: app.id, tenantId, featureKey, period: input.period, periodStart: start, by: input.by, limit }), (count) =>
+      count === undefined ? refuse(core, app, tenantId, featureKey, input, start, limit) : { count, period: input.period, limit },
+    );
+  });
+}
+
+async function refuse(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }, start: number, limit: number | null): Promise<never> {
+  const current = await core.db.billing.usage(app.id, tenantId, featureKey, input.period, start);
+  throw fail("limit_reached", `Usage limit reached for ${featureKey}: ${current} of ${limit} used this ${input.period === "monthly" ? "month" : "day"} (UTC); adding ${input.by} would pass it.`);
 }
 
 /** Every counter of the current month and day, with its limit (developer view). */

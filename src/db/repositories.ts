@@ -296,7 +296,7 @@ export interface BillingRepository {
       periodStart: number;
       by: number;
       limit: number | null;
-  }): Promise<number | undefined>;
+  }): Awaitable<number | undefined>;
 }
 
 export interface RecordsRepository {

@@ -149,7 +149,13 @@ export function readLimited(event: H3Event, limit: number): Awaitable<string> {
   const idleMs = bodyIdleMs(event);
   if (nodeReq) {
     const whole = bufferedNodeBody(nodeReq, declared);
-    return whole ? decodeUtf8(whole) : readNodeLimited(nodeReq, limit, idleMs);
+    if (whole) return decodeUtf8(whole);
+    // A handler that reached the body without waiting runs while Node is still parsing the
+    // request's packet: a small body in it is buffered by the time a microtask runs.
+    return Promise.resolve().then(() => {
+      const later = bufferedNodeBody(nodeReq, declared);
+      return later ? decodeUtf8(later) : readNodeLimited(nodeReq, limit, idleMs);
+    });
   }
   return readWebLimited(event, limit, idleMs);
 }

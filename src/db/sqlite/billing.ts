@@ -257,7 +257,7 @@ export function createBillingRepo(db: SqliteDb) {
       return q.usageList.all(appId, tenantId, monthStart, dayStart).map((r) => ({ featureKey: r.feature_key, period: r.period, periodStart: r.period_start, count: r.count }));
     },
     /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
-    async incrementUsage(u: { appId: string; tenantId: string; featureKey: string; period: string; periodStart: number; by: number; limit: number | null }): Promise<number | undefined> {
+    incrementUsage(u: { appId: string; tenantId: string; featureKey: string; period: string; periodStart: number; by: number; limit: number | null }): number | undefined {
       return q.increment.get(u)?.count;
     },
   };
