@@ -1,0 +1,25 @@
+// Sends `warm` requests, switches callgrind's counting on in process `pid`, sends `count`
+// more on the same keep-alive connection (a new connection deoptimizes Node's socket code),
+// then switches it off. `node client.mjs '<server line>' warm count pid`
+import { Agent, request } from "node:http";
+import { execFileSync } from "node:child_process";
+
+const { port, request: [method, path, headers, body] } = JSON.parse(process.argv[2]);
+const [warm, count, pid] = process.argv.slice(3).map(Number);
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+const sent = body ? { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } : headers;
+const call = () =>
+  new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method, path, agent, headers: sent }, (res) => {
+      res.resume();
+      res.on("end", () => (res.statusCode >= 400 ? reject(new Error(`${method} ${path}: ${res.statusCode}`)) : resolve()));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+for (let i = 0; i < warm; i++) await call();
+await new Promise((r) => setTimeout(r, 500));
+execFileSync("callgrind_control", ["-i", "on", String(pid)], { stdio: "ignore" });
+for (let i = 0; i < count; i++) await call();
+execFileSync("callgrind_control", ["-i", "off", String(pid)], { stdio: "ignore" });
+agent.destroy();

@@ -1,0 +1,71 @@
+// One server alone, for counting its instructions per request under callgrind (count.sh):
+// `node server.mjs tenantd|raw <scenario>` sets up in process, prints {port, request} as one
+// JSON line and serves until killed. The raw side is the bench's baseline SQL for the same
+// scenario, as in raw-server.mjs.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServer } from "node:http";
+import Database from "better-sqlite3";
+import { H3, getRouterParam } from "h3";
+import { toNodeHandler } from "h3/node";
+import { createTenantBackend } from "../../dist/index.js";
+
+const [kind = "tenantd", scenario = "me"] = process.argv.slice(2);
+const dir = mkdtempSync(join(tmpdir(), "tenantd-instructions-"));
+
+async function tenantd() {
+  const backend = await createTenantBackend({ dataDir: dir, logger: "error", rateLimit: false });
+  const app = backend.defaultApp;
+  const call = async (method, path, headers, body) =>
+    (await backend.fetch(new Request(`http://localhost${path}`, { method, headers: body ? { ...headers, "content-type": "application/json" } : headers, body }))).json();
+  const s = await call("POST", "/api/v1/auth/signup", { "x-service-key": app.publishableKey }, JSON.stringify({ email: "a@example.com", password: "a long password 1" }));
+  const bearer = { authorization: `Bearer ${s.accessToken}`, "x-service-app": app.id };
+  const rec = await call("POST", "/api/v1/data/notes", bearer, JSON.stringify({ data: { title: "x", n: 1 } }));
+  const requests = {
+    me: ["GET", "/api/v1/auth/me", bearer],
+    get: ["GET", `/api/v1/data/notes/${rec.record.id}`, bearer],
+    usage: ["POST", "/api/v1/billing/usage/benchcalls/increment", bearer, "{}"],
+    introspect: ["POST", "/api/v1/auth/introspect", { "x-service-key": app.publishableKey, authorization: bearer.authorization }, "{}"],
+  };
+  return { handler: toNodeHandler(backend), request: requests[scenario] };
+}
+
+function raw() {
+  const db = new Database(join(dir, "raw.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec(`CREATE TABLE tenants (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, password_hash TEXT, created_at INTEGER NOT NULL);
+    CREATE TABLE sessions (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, ended_at INTEGER);
+    CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (tenant_id, feature, period));
+    INSERT INTO tenants VALUES ('t1', 'a@example.com', 'x', 1);
+    INSERT INTO sessions VALUES ('s1', 't1', 1, 99999999999999, NULL);`);
+  const q = {
+    tenant: db.prepare("SELECT id, email, created_at FROM tenants WHERE id = ?"),
+    session: db.prepare("SELECT * FROM sessions WHERE id = ?"),
+    increment: db.prepare("INSERT INTO usage (tenant_id, feature, period, count) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count"),
+  };
+  const app = new H3();
+  app.get("/tenants/:id", (event) => {
+    const t = q.tenant.get(getRouterParam(event, "id"));
+    return { tenant: { id: t.id, email: t.email, createdAt: new Date(t.created_at).toISOString() } };
+  });
+  app.post("/introspect/:sessionId", (event) => {
+    const s = q.session.get(getRouterParam(event, "sessionId"));
+    return { active: !!s && s.ended_at === null && s.expires_at > Date.now(), tenantId: s?.tenant_id ?? null };
+  });
+  app.post("/usage/:tenant/:feature/increment", (event) => ({
+    count: q.increment.get(getRouterParam(event, "tenant"), getRouterParam(event, "feature"), new Date().toISOString().slice(0, 7)),
+    period: "monthly",
+    limit: null,
+  }));
+  // The same headers as tenantd's requests carry, so both parse the same request size.
+  const headers = { authorization: `Bearer ${"x".repeat(280)}`, "x-service-app": "app_h3g75lgcso446o2l" };
+  const requests = { me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"] };
+  return { handler: toNodeHandler(app), request: requests[scenario] };
+}
+
+const { handler, request } = kind === "raw" ? raw() : await tenantd();
+if (!request) throw new Error(`no scenario ${scenario} for ${kind}`);
+const server = createServer(handler);
+server.listen(0, "127.0.0.1", () => process.stdout.write(`${JSON.stringify({ port: server.address().port, request })}\n`));
