@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { expectError, serveHttp, signupTenant, startBackend } from "./_helpers.ts";
 
@@ -84,5 +85,45 @@ describe("request bodies", () => {
       req.write('{"email":');
     });
     expect({ status: res.status, error: res.body.error }).toEqual({ status: 408, error: "request_timeout" });
+  });
+
+  it("bodies read from Node's buffer: pipelined requests on one connection, and a body that comes in a later packet, are each read whole and in order", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const { url } = await serveHttp(t.backend);
+    const post = (body: string) =>
+      `POST /api/v1/billing/usage/calls/increment HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${tenant.accessToken}\r\nx-service-app: ${t.app.id}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const socket = connect(Number(new URL(url).port), "127.0.0.1");
+    let received = "";
+    socket.on("data", (d) => (received += d));
+    const replies = (n: number) =>
+      new Promise<number[]>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`replies so far: ${received}`)), 5000);
+        const check = () => {
+          const counts = [...received.matchAll(/"count":(\d+)/g)].map((m) => Number(m[1]));
+          if (counts.length >= n) {
+            clearTimeout(timer);
+            socket.off("data", check);
+            resolve(counts);
+          }
+        };
+        socket.on("data", check);
+        check();
+      });
+    // Three requests in one write: each body is its own, whole. Node runs pipelined requests'
+    // handlers side by side (PostgreSQL's may finish in any order) and answers in order, so
+    // each reply's count is its own increment on top of none or another reply's count.
+    socket.write(post("{}") + post('{"by":2}') + post('{"by":3}'));
+    const counts = await replies(3);
+    expect(Math.max(...counts)).toBe(6);
+    for (const [i, by] of [1, 2, 3].entries()) expect([0, ...counts], `reply ${i + 1}: ${counts.join(", ")}`).toContain(counts[i]! - by);
+    // The last bytes of a body a while after its headers: read by streaming, not cut short.
+    const last = post('{"by":4}');
+    socket.write(last.slice(0, -3));
+    await new Promise((r) => setTimeout(r, 200));
+    socket.write(last.slice(-3));
+    expect((await replies(4))[3]).toBe(10);
+    socket.destroy();
   });
 });
