@@ -12,3 +12,11 @@ export type Awaitable<T> = T | Promise<T>;
 export function andThen<T, R>(value: Awaitable<T>, next: (value: T) => Awaitable<R>): Awaitable<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
+
+/**
+ * `next(value)` at once when `value` is not a promise (any thenable counts: handlers may
+ * return one), else once it resolves; `failed(error)` when it rejects.
+ */
+export function settle<T, R>(value: Awaitable<T>, next: (value: T) => R | Promise<R>, failed: (error: unknown) => R): R | Promise<R> {
+  return typeof (value as { then?: unknown } | null)?.then === "function" ? (value as Promise<T>).then(next, failed) : next(value as T);
+}

@@ -5,6 +5,7 @@ import { corsCheck } from "./cors.ts";
 import { setBodyIdleMs } from "./body-timeout.ts";
 import { requestContext } from "../log.ts";
 import { plainJsonReply } from "./json-reply.ts";
+import { settle } from "../awaitable.ts";
 import { replyHeadersOf } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
 
@@ -58,8 +59,6 @@ function addHeaders(response: Response, event: H3Event, requestId: string): void
   if (extra) for (const [name, value] of Object.entries(extra)) response.headers.set(name, value);
 }
 
-const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as { then?: unknown } | null)?.then === "function";
-
 /** An `x-request-id` we accept from a client or proxy: short, printable, no spaces. */
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
@@ -93,12 +92,11 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     } catch (error) {
       return failed(event, error, requestId, started);
     }
-    return isPromise(response)
-      ? response.then(
-          (r) => finish(event, r, false, requestId, started),
-          (error: unknown) => failed(event, error, requestId, started),
-        )
-      : finish(event, response, response === plain, requestId, started);
+    return settle(
+      response,
+      (r) => finish(event, r, r === plain, requestId, started),
+      (error) => failed(event, error, requestId, started),
+    );
   }
 
   function failed(event: H3Event, error: unknown, requestId: string, started: number): Response {
@@ -157,13 +155,11 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     } catch (error) {
       return failed(event, error, requestId, started);
     }
-    if (isPromise(checked)) {
-      return checked.then(
-        (ended) => (ended ? finish(event, ended, false, requestId, started) : proceed(event, next, requestId, started)),
-        (error: unknown) => failed(event, error, requestId, started),
-      );
-    }
-    return checked ? finish(event, checked, false, requestId, started) : proceed(event, next, requestId, started);
+    return settle(
+      checked,
+      (ended) => (ended ? finish(event, ended, false, requestId, started) : proceed(event, next, requestId, started)),
+      (error) => failed(event, error, requestId, started),
+    );
   }
 
   function proceed(event: H3Event, next: () => unknown, requestId: string, started: number): Response | Promise<Response> {
@@ -173,12 +169,11 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     } catch (error) {
       return failed(event, error, requestId, started);
     }
-    return isPromise(value)
-      ? value.then(
-          (v) => render(event, v, requestId, started),
-          (error: unknown) => failed(event, error, requestId, started),
-        )
-      : render(event, value, requestId, started);
+    return settle(
+      value,
+      (v) => render(event, v, requestId, started),
+      (error) => failed(event, error, requestId, started),
+    );
   }
 
   // Not async itself: a reply that is ready goes back as it is, a pending one as handle()'s own promise.
