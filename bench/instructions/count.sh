@@ -1,7 +1,7 @@
 #!/bin/bash
 # Instructions per request of one server alone, in steady state (docs/performance.md, ninth round).
 # Needs valgrind (apt install valgrind) and a built dist/ (npm run build).
-#   bench/instructions/count.sh tenantd|raw me|get|usage|introspect [requests=3000] [warm-up=20000]
+#   bench/instructions/count.sh tenantd|raw me|get|usage|introspect|list-indexed|list-unindexed [requests=3000] [warm-up=20000]
 # KEEP=dir keeps callgrind's output and the JIT's symbol map (node --perf-basic-prof) there.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

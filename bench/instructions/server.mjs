@@ -7,9 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:http";
 import Database from "better-sqlite3";
-import { H3, getRouterParam } from "h3";
+import { H3, getQuery, getRouterParam } from "h3";
 import { toNodeHandler } from "h3/node";
 import { createTenantBackend } from "../../dist/index.js";
+import { COLLECTIONS, COLLECTION_SETTINGS, FILTERS, recordData } from "../dataset.mjs";
 
 const [kind = "tenantd", scenario = "me"] = process.argv.slice(2);
 const dir = mkdtempSync(join(tmpdir(), "tenantd-instructions-"));
@@ -22,11 +23,17 @@ async function tenantd() {
   const s = await call("POST", "/api/v1/auth/signup", { "x-service-key": app.publishableKey }, JSON.stringify({ email: "a@example.com", password: "a long password 1" }));
   const bearer = { authorization: `Bearer ${s.accessToken}`, "x-service-app": app.id };
   const rec = await call("POST", "/api/v1/data/notes", bearer, JSON.stringify({ data: { title: "x", n: 1 } }));
+  // The list scenarios: one tenant's 100 records in the 10,000-tenant bench's collection.
+  await backend.admin.updateApp(app.id, { settings: { collections: COLLECTION_SETTINGS } });
+  for (let i = 0; i < 100; i++) await call("POST", `/api/v1/data/${COLLECTIONS.spread}`, bearer, JSON.stringify({ data: recordData(i) }));
+  const list = (filter) => ["GET", `/api/v1/data/${COLLECTIONS.spread}?filter=${encodeURIComponent(JSON.stringify(filter))}&limit=20`, bearer];
   const requests = {
     me: ["GET", "/api/v1/auth/me", bearer],
     get: ["GET", `/api/v1/data/notes/${rec.record.id}`, bearer],
     usage: ["POST", "/api/v1/billing/usage/benchcalls/increment", bearer, "{}"],
     introspect: ["POST", "/api/v1/auth/introspect", { "x-service-key": app.publishableKey, authorization: bearer.authorization }, "{}"],
+    "list-indexed": list(FILTERS.indexed),
+    "list-unindexed": list(FILTERS.unindexed),
   };
   return { handler: toNodeHandler(backend), request: requests[scenario] };
 }
@@ -37,15 +44,39 @@ function raw() {
   db.pragma("synchronous = NORMAL");
   db.exec(`CREATE TABLE tenants (id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, password_hash TEXT, created_at INTEGER NOT NULL);
     CREATE TABLE sessions (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, ended_at INTEGER);
+    CREATE TABLE records (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, collection TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+    CREATE INDEX records_list ON records (tenant_id, collection, created_at);
+    CREATE INDEX records_status ON records (tenant_id, collection, json_extract(data, '$.status'), created_at);
     CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (tenant_id, feature, period));
     INSERT INTO tenants VALUES ('t1', 'a@example.com', 'x', 1);
     INSERT INTO sessions VALUES ('s1', 't1', 1, 99999999999999, NULL);`);
   const q = {
     tenant: db.prepare("SELECT id, email, created_at FROM tenants WHERE id = ?"),
     session: db.prepare("SELECT * FROM sessions WHERE id = ?"),
+    // As raw-server.mjs: the declared field through its index, the other one scanned (no automatic index below 10,000 records).
+    list: {
+      status: db.prepare("SELECT * FROM records WHERE tenant_id = ? AND collection = ? AND json_extract(data, '$.status') = ? ORDER BY created_at DESC LIMIT 20"),
+      category: db.prepare("SELECT * FROM records WHERE tenant_id = ? AND collection = ? AND +json_extract(data, '$.category') = ? ORDER BY created_at DESC LIMIT 20"),
+    },
+    count: {
+      status: db.prepare("SELECT COUNT(*) FROM records WHERE tenant_id = ? AND collection = ? AND json_extract(data, '$.status') = ?").pluck(),
+      category: db.prepare("SELECT COUNT(*) FROM records WHERE tenant_id = ? AND collection = ? AND +json_extract(data, '$.category') = ?").pluck(),
+    },
     increment: db.prepare("INSERT INTO usage (tenant_id, feature, period, count) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count"),
   };
+  const insert = db.prepare("INSERT INTO records VALUES (?, 't1', ?, ?, ?, ?)");
+  for (let i = 0; i < 100; i++) insert.run(`r${i}`, COLLECTIONS.spread, JSON.stringify(recordData(i)), 1000 + i, 1000 + i);
+  const totals = new Map();
+  const toRecord = (r) => ({ id: r.id, data: JSON.parse(r.data), createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString() });
   const app = new H3();
+  app.get("/records/:tenant/:collection", (event) => {
+    const query = getQuery(event);
+    const args = [getRouterParam(event, "tenant"), getRouterParam(event, "collection"), query.value];
+    const key = `${args.join("\u0000")}\u0000${query.field}`;
+    let total = totals.get(key);
+    if (total === undefined) totals.set(key, (total = q.count[query.field].get(...args)));
+    return { records: q.list[query.field].all(...args).map(toRecord), total, limit: Number(query.limit), offset: 0 };
+  });
   app.get("/tenants/:id", (event) => {
     const t = q.tenant.get(getRouterParam(event, "id"));
     return { tenant: { id: t.id, email: t.email, createdAt: new Date(t.created_at).toISOString() } };
@@ -61,7 +92,11 @@ function raw() {
   }));
   // The same headers as tenantd's requests carry, so both parse the same request size.
   const headers = { authorization: `Bearer ${"x".repeat(280)}`, "x-service-app": "app_h3g75lgcso446o2l" };
-  const requests = { me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"] };
+  const rawList = (filter) => {
+    const [[field, value]] = Object.entries(filter);
+    return ["GET", `/records/t1/${COLLECTIONS.spread}?field=${field}&value=${value}&limit=20`, headers];
+  };
+  const requests = { "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"] };
   return { handler: toNodeHandler(app), request: requests[scenario] };
 }
 
