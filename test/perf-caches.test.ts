@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { billingBackend, DAY } from "./billing-fixtures.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, createAccessTokens } from "../src/auth/access-token.ts";
+import { parseList, PARSED_LIST_CACHE_SIZE } from "../src/data/query.ts";
 
 /**
  * Hot-path caches kept in memory on SQLite (src/db/sqlite/record-counts.ts, the effective
@@ -162,6 +163,96 @@ describe("list totals under the total cache", () => {
     } finally {
       Object.assign(statement, { all, get });
     }
+  });
+});
+
+describe("record lists under the compiled-list cache", () => {
+  // A list is compiled once per filter, sort, app, collection, page size and index set, and
+  // then serves every tenant with its own id bound (src/db/sqlite/records.ts).
+  const list = (t: TestBackend, tenant: TestTenant, filter: object, limit = 2, collection = "items") =>
+    t.request("GET", `/api/v1/data/${collection}?filter=${encodeURIComponent(JSON.stringify(filter))}&limit=${limit}`, { bearer: tenant.bearer });
+  const ids = (res: { body: { records: { id: string }[] } }) => res.body.records.map((r) => r.id).sort();
+
+  it("gives each tenant its own records and its own total under one compiled list", async () => {
+    const t = await startBackend();
+    const [a, b, c] = [await signupTenant(t), await signupTenant(t), await signupTenant(t)];
+    const made = { a: [] as string[], b: [] as string[] };
+    for (let i = 0; i < 3; i++) made.a.push((await create(t, a, "items", { open: true, i })).body.record.id);
+    for (let i = 0; i < 5; i++) made.b.push((await create(t, b, "items", { open: true, i })).body.record.id);
+    await create(t, b, "items", { open: false });
+    for (const limit of [2, 50]) {
+      // limit 2 counts the matches (the page is full); limit 50 reads them all.
+      const [ra, rb, rc] = [await list(t, a, { open: true }, limit), await list(t, b, { open: true }, limit), await list(t, c, { open: true }, limit)];
+      expect([ra.body.total, rb.body.total, rc.body.total]).toEqual([3, 5, 0]);
+      for (const id of ids(ra)) expect(made.a).toContain(id);
+      for (const id of ids(rb)) expect(made.b).toContain(id);
+      expect(rc.body.records).toEqual([]);
+    }
+    expect(ids(await list(t, a, { open: true }, 50))).toEqual([...made.a].sort());
+    expect(ids(await list(t, b, { open: true }, 50))).toEqual([...made.b].sort());
+  });
+
+  it("compiles again when the collection's declared indexes change, and keeps answering the same", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    for (let i = 0; i < 4; i++) await create(t, tenant, "items", { status: i % 2 ? "open" : "done", n: i });
+    const before = await list(t, tenant, { status: "open" }, 1);
+    expect(before.body.total).toBe(2);
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: { items: { indexed: ["status"] } } } });
+    expect((await t.backend.core.db.records.explainList({ appId: t.app.id, tenantId: tenant.id, collection: "items", indexed: new Set(["status"]) }, parseList('{"status":"open"}', undefined).conditions, parseList(undefined, undefined).sort)).join(" ")).toMatch(/USING INDEX/);
+    const statement = Object.getPrototypeOf(t.backend.core.sqlite.prepare("SELECT 1")) as Record<"all", (...args: unknown[]) => unknown>;
+    const { all } = statement;
+    const served: string[] = [];
+    statement.all = function (this: { source: string }, ...args: unknown[]) {
+      if (this.source.startsWith("SELECT seq, id, data")) served.push(this.source);
+      return all.apply(this, args);
+    };
+    let after;
+    try {
+      after = await list(t, tenant, { status: "open" }, 1);
+    } finally {
+      statement.all = all;
+    }
+    // The page ran the statement written for the index (its path literal), not the one compiled before.
+    expect(served).toHaveLength(1);
+    expect(served[0]).toContain(`json_extract(data, '$."status"')`);
+    expect(after.body).toEqual(before.body);
+    await create(t, tenant, "items", { status: "open", n: 9 });
+    expect((await list(t, tenant, { status: "open" }, 1)).body.total).toBe(3);
+  });
+
+  it("keeps answering right past its bound of compiled lists", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    await create(t, tenant, "items", { n: 7 });
+    // More distinct filters than the cache holds (500), then the first ones again.
+    for (let n = 0; n < 520; n++) expect((await list(t, tenant, { n })).body.total).toBe(n === 7 ? 1 : 0);
+    expect((await list(t, tenant, { n: 7 })).body.records.map((r: { data: unknown }) => r.data)).toEqual([{ n: 7 }]);
+  });
+});
+
+describe("parsed filters under the parse cache", () => {
+  it("hands out one frozen object per text, and parses an invalid text every time", () => {
+    const first = parseList('{"status":"open"}', '{"n":1}');
+    expect(parseList('{"status":"open"}', '{"n":1}')).toBe(first);
+    expect(parseList('{"status":"open"}', undefined)).not.toBe(first);
+    expect(Object.isFrozen(first.conditions) && Object.isFrozen(first.conditions[0]) && Object.isFrozen(first.sort[0]!.target)).toBe(true);
+    expect(parseList(undefined, undefined)).toBe(parseList("", ""));
+    for (let i = 0; i < 2; i++) expect(() => parseList('{"status":', undefined)).toThrow(/Invalid filter/);
+    expect(() => parseList("{}", "[1]")).toThrow(/Invalid sort/);
+  });
+
+  it("lets the least recently used texts go past its bound", () => {
+    const kept = parseList('{"kept":1}', undefined);
+    const dropped = parseList('{"dropped":1}', undefined);
+    for (let i = 0; i < PARSED_LIST_CACHE_SIZE; i++) {
+      parseList(`{"n":${i}}`, undefined);
+      if (i % 100 === 0) expect(parseList('{"kept":1}', undefined)).toBe(kept);
+    }
+    expect(parseList('{"kept":1}', undefined)).toBe(kept);
+    const again = parseList('{"dropped":1}', undefined);
+    expect(again).not.toBe(dropped);
+    expect(again).toEqual(dropped);
   });
 });
 

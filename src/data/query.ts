@@ -149,3 +149,50 @@ export function indexableFields(conditions: Condition[], sort: SortKey[]): strin
   for (const k of sort) if (k.target.kind === "field") fields.add(k.target.path);
   return [...fields];
 }
+
+/** A list's parsed filter and sort, shared by every request that sends the same text. */
+export interface ParsedList {
+  conditions: Condition[];
+  sort: SortKey[];
+}
+
+/** Distinct (filter, sort) texts remembered; past it the least recently used go. */
+export const PARSED_LIST_CACHE_SIZE = 1000;
+/** filter text → sort text → parsed; Map order is recency of use */
+const parsedLists = new Map<string, Map<string, ParsedList>>();
+let parsedCount = 0;
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * parseFilter and parseSort, remembered by text: an app lists with a handful of filters, so
+ * most requests send a text seen before. The result is frozen and the same object for the
+ * same texts, which lets a store keep what it compiled from it (a prepared statement) by
+ * identity. Invalid texts are not remembered; they throw every time.
+ */
+export function parseList(filter: string | undefined, sort: string | undefined): ParsedList {
+  const f = filter ?? "";
+  const s = sort ?? "";
+  const known = parsedLists.get(f);
+  const hit = known?.get(s);
+  // Parsed before anything is stored: a text that throws leaves no entry behind.
+  const parsed = hit ?? deepFreeze({ conditions: parseFilter(filter), sort: parseSort(sort) });
+  const bySort = known ?? new Map<string, ParsedList>();
+  parsedLists.delete(f);
+  parsedLists.set(f, bySort);
+  if (hit) return hit;
+  bySort.set(s, parsed);
+  parsedCount++;
+  while (parsedCount > PARSED_LIST_CACHE_SIZE) {
+    const [oldest, entries] = parsedLists.entries().next().value!;
+    parsedCount -= entries.size;
+    parsedLists.delete(oldest);
+  }
+  return parsed;
+}

@@ -8,7 +8,7 @@ import { fail } from "../errors.ts";
 import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
-import { parseFilter, parseSort, type Json } from "./query.ts";
+import { parseList, type Json } from "./query.ts";
 import { requireRecordQuota } from "../account/quotas.ts";
 import { UniqueConflict, valueAtPath } from "../db/shared.ts";
 
@@ -44,7 +44,7 @@ export function recordJson(row: RecordRow): string {
 }
 
 /** A list page as reply JSON text (see recordJson). */
-export function listJson(page: { rows: RecordRow[]; total: number; limit: number; offset: number }): string {
+export function listJson(page: ListRows): string {
   return `{"records":[${page.rows.map(recordJson).join(",")}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}}`;
 }
 
@@ -126,6 +126,13 @@ export function getRecord(core: Core, auth: TenantAuth, collection: string, id: 
   });
 }
 
+export interface ListRows {
+  rows: RecordRow[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
 export interface ListQuery {
   filter?: string;
   sort?: string;
@@ -133,14 +140,13 @@ export interface ListQuery {
   offset?: number;
 }
 
-export async function listRecordRows(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {
+export function listRecordRows(core: Core, auth: TenantAuth, collection: string, query: ListQuery): Awaitable<ListRows> {
   const { scope } = recordScope(auth, collection);
-  const conditions = parseFilter(query.filter);
-  const sort = parseSort(query.sort);
+  const { conditions, sort } = parseList(query.filter, query.sort);
   const limit = query.limit ?? RECORD_LIMITS.defaultLimit;
   const offset = query.offset ?? 0;
-  const { records, total } = await core.db.records.list(scope, conditions, sort, { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes }, core.clock());
-  return { rows: records, total, limit, offset };
+  const page = { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes };
+  return andThen(core.db.records.list(scope, conditions, sort, page, core.clock()), ({ records, total }) => ({ rows: records, total, limit, offset }));
 }
 
 export async function listRecords(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {

@@ -48,9 +48,9 @@ export function registerDataRoutes(router: Router, core: Core): void {
 
   router.get(
     base,
-    tenantRoute(core, async (event, auth) => {
+    tenantRoute(core, (event, auth) => {
       const query = parseInput(ListQuery, getQuery(event), "query");
-      return jsonText(listJson(await listRecordRows(core, auth, param(event, "collection"), query)));
+      return andThen(listRecordRows(core, auth, param(event, "collection"), query), (page) => jsonText(listJson(page)));
     }),
   );
 

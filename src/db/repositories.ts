@@ -4,7 +4,7 @@
  * db/ see only these, the rows in types.ts and the values in shared.ts. Every method is
  * atomic on its own; the few synchronous members are steps that run inside another
  * repository's transaction (tenant creation). The reads on the hot paths (app, session
- * state, tenant, record by id) answer `Awaitable`: synchronously where the engine can
+ * state, tenant, record by id, record list) answer `Awaitable`: synchronously where the engine can
  * (src/awaitable.ts).
  */
 import type { Awaitable } from "../awaitable.ts";
@@ -305,7 +305,7 @@ export interface RecordsRepository {
    * One query for the page, one for the total, read from the same snapshot. The page ends
    * early once its records' data passes `maxBytes` (it always holds at least one record).
    */
-  list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): Promise<{
+  list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): Awaitable<{
       records: RecordRow[];
       total: number;
   }>;

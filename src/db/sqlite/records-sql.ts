@@ -133,13 +133,16 @@ function metaCondition(column: string, op: Condition["op"], value: Json): Fragme
   return { sql: `${column} ${SQL_OPS[op]} ?`, params: [value] };
 }
 
-/** The server's own predicate: app, tenant, collection. Literal when a partial index may serve. */
+/** Where whereSql's fragment binds the tenant: first, so a compiled list serves every tenant by swapping it. */
+export const TENANT_PARAM = 0;
+
+/** The server's own predicate: tenant, app, collection. Literal when a partial index may serve. */
 export function scopeWhere(scope: RecordScope): Fragment {
   if (scope.indexed.size === 0) {
-    return { sql: "app_id = ? AND tenant_id = ? AND collection = ?", params: [scope.appId, scope.tenantId, scope.collection] };
+    return { sql: "tenant_id = ? AND app_id = ? AND collection = ?", params: [scope.tenantId, scope.appId, scope.collection] };
   }
   return {
-    sql: `app_id = ${literal(scope.appId, APP_ID)} AND tenant_id = ? AND collection = ${literal(scope.collection, COLLECTION_NAME)}`,
+    sql: `tenant_id = ? AND app_id = ${literal(scope.appId, APP_ID)} AND collection = ${literal(scope.collection, COLLECTION_NAME)}`,
     params: [scope.tenantId],
   };
 }

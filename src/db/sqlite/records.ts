@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
-import { orderSql, whereSql, type Fragment } from "./records-sql.ts";
+import { orderSql, TENANT_PARAM, whereSql, type Fragment } from "./records-sql.ts";
 import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
@@ -35,6 +35,31 @@ function pageSql(where: Fragment, order: Fragment, limit: number): string {
 }
 
 const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * A list compiled for everything but its tenant: building the SQL text and finding its
+ * statement by that text cost more than the page query of a small page. `args` holds the
+ * compiling request's tenant at TENANT_PARAM; each call puts its own there.
+ */
+interface ListPlan {
+  where: Fragment;
+  page: Statement;
+  args: unknown[];
+  count?: Statement;
+  /** the totals cache's key: the parsed filter decides the matches, whatever SQL it compiled to */
+  filterKey: string;
+  /** indexableFields of the filter and sort */
+  fields: string[];
+}
+
+/** Compiled lists kept; past it they all go and are compiled again as they come. */
+const PLAN_CACHE_SIZE = 500;
+
+const withTenant = (args: unknown[], tenantId: string) => {
+  const out = args.slice();
+  out[TENANT_PARAM] = tenantId;
+  return out;
+};
 
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
 
@@ -132,15 +157,51 @@ export function createRecordsRepo(db: SqliteDb) {
       return { row: insertRow(scope, newId, data, now, others), created: true };
     },
   );
+  // By the parsed filter and sort, which data/query.ts parseList hands out as the same objects
+  // for the same texts, then by the rest of what the SQL depends on.
+  let plans = new WeakMap<Condition[], WeakMap<SortKey[], Map<string, ListPlan>>>();
+  let planCount = 0;
+
+  function compile(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
+    const where = whereSql(scope, conditions);
+    const order = orderSql(scope, conditions, sort);
+    return {
+      where,
+      page: stmt(pageSql(where, order, limit), true),
+      args: [...where.params, ...order.params],
+      filterKey: JSON.stringify(conditions),
+      fields: indexableFields(conditions, sort),
+    };
+  }
+
+  function planFor(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
+    // The tenant is left out: the scope's other parts and its index set shape the SQL.
+    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${[...scope.indexed].join("\u0000")}`;
+    const known = plans.get(conditions)?.get(sort)?.get(key);
+    if (known) return known;
+    if (planCount >= PLAN_CACHE_SIZE) {
+      plans = new WeakMap();
+      planCount = 0;
+    }
+    let bySort = plans.get(conditions);
+    if (!bySort) plans.set(conditions, (bySort = new WeakMap()));
+    let byScope = bySort.get(sort);
+    if (!byScope) bySort.set(sort, (byScope = new Map()));
+    const plan = compile(scope, conditions, sort, limit);
+    byScope.set(key, plan);
+    planCount++;
+    return plan;
+  }
+
   /** One page of records; `cut` when it ended at the byte budget. */
-  function readPage(where: Fragment, order: Fragment, page: ListPage): { records: RecordRow[]; cut: boolean } {
+  function readPage(plan: ListPlan, tenantId: string, page: ListPage): { records: RecordRow[]; cut: boolean } {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    const query = stmt(pageSql(where, order, page.limit), true);
-    const args = [...where.params, ...order.params, page.offset];
+    const args = withTenant(plan.args, tenantId);
+    args.push(page.offset);
     // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
-    const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? query.all(...args) : query.iterate(...args);
+    const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? plan.page.all(...args) : plan.page.iterate(...args);
     for (const row of rows as Iterable<RawRecord>) {
       // Rows are read one at a time, so a page of large records stops at the byte budget
       // instead of holding `limit` of them in memory at once.
@@ -166,24 +227,22 @@ export function createRecordsRepo(db: SqliteDb) {
    * other connection's commit either (this connection cannot write in between: the calls
    * are synchronous). Otherwise undefined, and the list is read in one transaction.
    */
-  function listUnlocked(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) {
-    const read = readPage(whereSql(scope, conditions), orderSql(scope, conditions, sort), page);
+  function listUnlocked(scope: RecordScope, plan: ListPlan, page: ListPage) {
+    const read = readPage(plan, scope.tenantId, page);
     if (exhausted(read, page)) return { records: read.records, total: page.offset + read.records.length };
-    const total = totals.get(totals.scopeKey(scope.appId, scope.tenantId, scope.collection), JSON.stringify(conditions), q.dataVersion.get()!);
+    const total = totals.get(totals.scopeKey(scope.appId, scope.tenantId, scope.collection), plan.filterKey, q.dataVersion.get()!);
     return total === undefined ? undefined : { records: read.records, total };
   }
 
-  const txList = db.transaction((scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage) => {
-    const w = whereSql(scope, conditions);
-    const read = readPage(w, orderSql(scope, conditions, sort), page);
+  const txList = db.transaction((scope: RecordScope, plan: ListPlan, page: ListPage) => {
+    const read = readPage(plan, scope.tenantId, page);
     const scopeKey = totals.scopeKey(scope.appId, scope.tenantId, scope.collection);
-    // The parsed filter decides the matches; the SQL text varies with which fields have indexes.
-    const filterKey = JSON.stringify(conditions);
     const version = q.dataVersion.get()!;
-    let total = totals.get(scopeKey, filterKey, version);
+    let total = totals.get(scopeKey, plan.filterKey, version);
     if (total === undefined) {
-      total = exhausted(read, page) ? page.offset + read.records.length : (stmt(`SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
-      totals.set(scopeKey, filterKey, total, version);
+      plan.count ??= db.prepare(`SELECT COUNT(*) FROM records WHERE ${plan.where.sql}`).pluck();
+      total = exhausted(read, page) ? page.offset + read.records.length : (plan.count.get(...withTenant(plan.where.params, scope.tenantId)) as number);
+      totals.set(scopeKey, plan.filterKey, total, version);
     }
     return { records: read.records, total };
   });
@@ -223,10 +282,11 @@ export function createRecordsRepo(db: SqliteDb) {
      * process's commit), so paging a large result counts its matches once. Fields without an
      * index are reported to the automatic indexes, which may build one after this request.
      */
-    async list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): Promise<{ records: RecordRow[]; total: number }> {
+    list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): { records: RecordRow[]; total: number } {
       const scoped = withAuto(scope);
-      const result = listUnlocked(scoped, conditions, sort, page) ?? txList(scoped, conditions, sort, page);
-      const fields = indexableFields(conditions, sort);
+      const plan = planFor(scoped, conditions, sort, page.limit);
+      const result = listUnlocked(scoped, plan, page) ?? txList(scoped, plan, page);
+      const fields = plan.fields;
       if (fields.length > 0) {
         const auto = autos.paths(scope.appId, scope.collection);
         autos.touch(scope.appId, scope.collection, fields.filter((f) => auto.has(f)), now);
