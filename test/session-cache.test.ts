@@ -5,6 +5,8 @@ import { developerSession, expectError, signupTenant, startBackend, type TestBac
 import { PASSWORD, refresh } from "./_auth.ts";
 import { SESSION_FRESHNESS_MS, sessionStates } from "../src/db/sqlite/session-state-cache.ts";
 import { storeRows } from "./_store.ts";
+import { tokenFromOutbox } from "./_email.ts";
+import { ROW_FRESHNESS_MS } from "../src/db/sqlite/row-cache.ts";
 
 /**
  * On SQLite the tenant guard keeps session states in memory (src/db/sqlite/session-state-cache.ts).
@@ -111,5 +113,60 @@ describe("session state cache: revocation stays instant", () => {
     expect((await me(t, tenant)).status).toBe(200);
     t.clock.advance(2000);
     expectError(await me(t, tenant), 401, "session_ended");
+  });
+});
+
+describe("tenant row cache: what me and introspection show follows every change", () => {
+  // On SQLite `me` and introspection read the tenant row from memory (src/db/sqlite/row-cache.ts).
+  const shown = async (t: TestBackend, tenant: TestTenant) => {
+    const [m, i] = [await me(t, tenant), await t.request("POST", "/api/v1/auth/introspect", { key: t.app.publishableKey, bearer: tenant.bearer, body: { include: ["tenant"] } })];
+    return { verifiedAt: m.body.tenant?.emailVerifiedAt, introspected: i.body.tenant?.emailVerifiedAt, parent: i.body.parentTenantId, active: i.body.active };
+  };
+
+  it("an email verified through the API, and any UPDATE on tenantd's own connection, show on the next request", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t, { email: "cached@example.com" });
+    const parent = await signupTenant(t);
+    expect(await shown(t, tenant)).toEqual({ verifiedAt: null, introspected: null, parent: null, active: true });
+    expect((await t.request("POST", "/api/v1/auth/verify-email", { key: t.app.publishableKey, body: { token: await tokenFromOutbox(t, "cached@example.com", "verify") } })).status).toBe(200);
+    const at = new Date(t.clock()).toISOString();
+    expect(await shown(t, tenant)).toEqual({ verifiedAt: at, introspected: at, parent: null, active: true });
+    // Written without any tenantd code path (on SQLite, tenantd's own connection: the trigger drops the entry).
+    await storeRows(t.backend).run("UPDATE tenants SET email_verified_at = NULL, parent_tenant_id = ? WHERE id = ?", parent.id, tenant.id);
+    expect(await shown(t, tenant)).toEqual({ verifiedAt: null, introspected: null, parent: parent.id, active: true });
+  });
+
+  it("another process's change shows within 0.1 s, its deletion of the tenant too", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    expect((await shown(t, tenant)).verifiedAt).toBeNull();
+    const other = (sql: string, ...args: unknown[]) =>
+      t.backend.core.engine === "sqlite"
+        ? (() => {
+            const db = new Database(join(t.dataDir, "tenantd.db"));
+            try {
+              db.prepare(sql).run(...args);
+            } finally {
+              db.close();
+            }
+          })()
+        : storeRows(t.backend).run(sql, ...args);
+    await other("UPDATE tenants SET email_verified_at = ? WHERE id = ?", t.clock(), tenant.id);
+    t.clock.advance(ROW_FRESHNESS_MS);
+    expect((await shown(t, tenant)).verifiedAt).toBe(new Date(t.clock() - ROW_FRESHNESS_MS).toISOString());
+    await other("DELETE FROM tenants WHERE id = ?", tenant.id);
+    t.clock.advance(ROW_FRESHNESS_MS);
+    expectError(await me(t, tenant), 401, "session_ended");
+    expect((await introspect(t, tenant)).body.active).toBe(false);
+  });
+
+  it("a row remembered for one app is not another app's", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    expect((await me(t, tenant)).status).toBe(200);
+    const tenants = t.backend.core.db.tenants;
+    expect((await tenants.findById(t.app.id, tenant.id, t.clock()))?.id).toBe(tenant.id);
+    expect(await tenants.findById("app_someoneelse0000", tenant.id, t.clock())).toBeUndefined();
+    expect(await tenants.findById("app_someoneelse0000", tenant.id)).toBeUndefined();
   });
 });

@@ -28,7 +28,7 @@ export function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined
   const wants = new Set(include);
   // Synchronous when the store is and nothing more than the bearer's state is asked for:
   // resource servers call this on every request they serve.
-  const row = auth && auth.app.id === app.id ? core.db.tenants.findById(app.id, auth.tenantId) : undefined;
+  const row = auth && auth.app.id === app.id ? core.db.tenants.findById(app.id, auth.tenantId, core.clock()) : undefined;
   return andThen(row, (tenant) => {
     if (!auth || !tenant) {
       return {

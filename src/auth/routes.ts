@@ -70,7 +70,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   router.get(
     "/api/v1/auth/me",
     tenantRoute(core, (_event, auth) =>
-      andThen(core.db.tenants.findById(auth.app.id, auth.tenantId), (tenant) => {
+      andThen(core.db.tenants.findById(auth.app.id, auth.tenantId, core.clock()), (tenant) => {
         if (!tenant) throw fail("session_ended", "This account no longer exists.");
         return { tenant: toPublicTenant(tenant) };
       }),

@@ -100,7 +100,12 @@ export interface TenantsRepository {
    */
   createWithSession(tenant: TenantRow, session: NewSession, step?: InTransactionStep): Promise<void>;
   findByEmail(appId: string, email: string): Promise<TenantRow | undefined>;
-  findById(appId: string, id: string): Awaitable<TenantRow | undefined>;
+  /**
+   * With `now` (the caller's clock) an engine may answer from memory, as long as its own
+   * writes show at once and other processes' within a fraction of a second (SQLite:
+   * src/db/sqlite/row-cache.ts); without it, from the store.
+   */
+  findById(appId: string, id: string, now?: number): Awaitable<TenantRow | undefined>;
   /** Newest first; filtered by a substring of the email, verified or not, created in [from, before). */
   list(appId: string, opts: TenantListFilter & {
       limit: number;

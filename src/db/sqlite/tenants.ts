@@ -1,5 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { prepareSessionInsert } from "./sessions.ts";
+import { createRowCache } from "./row-cache.ts";
 import type { InTransactionStep, NewSession, TenantListFilter, TenantRow } from "../types.ts";
 
 const COLUMNS = ["id", "app_id", "email", "password_hash", "email_verified_at", "locale", "parent_tenant_id", "created_at"] as const;
@@ -36,14 +37,23 @@ export const toTenant = (r: RawTenant): TenantRow => ({
 
 export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
 
+/** Tenant rows kept in memory (findById with a clock); past it the earliest loaded go first. */
+export const TENANT_CACHE_SIZE = 50_000;
+
 export function createTenantsRepo(db: SqliteDb) {
   const insertSession = prepareSessionInsert(db);
+  const rowById = db.prepare<[string], RawTenant>(`SELECT ${tenantColumns()} FROM tenants WHERE id = ?`).raw(true);
+  // Frozen: the same object goes to every request that reads the tenant.
+  const byId = (id: string) => {
+    const r = rowById.get(id);
+    return r && Object.freeze(toTenant(r));
+  };
+  const rows = createRowCache(db, "tenants", "id", byId, TENANT_CACHE_SIZE);
   const q = {
     insert: db.prepare<[string, string, string, string | null, number | null, string, string | null, number]>(
       "INSERT INTO tenants (id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     ),
     byEmail: db.prepare<[string, string], RawTenant>(`SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND email = ?`).raw(true),
-    byId: db.prepare<[string, string], RawTenant>(`SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND id = ?`).raw(true),
     list: db
       .prepare<[string, string, number, number], RawTenant>(
         `SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\' ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
@@ -75,9 +85,14 @@ export function createTenantsRepo(db: SqliteDb) {
       const r = q.byEmail.get(appId, email);
       return r && toTenant(r);
     },
-    findById(appId: string, id: string): TenantRow | undefined {
-      const r = q.byId.get(appId, id);
-      return r && toTenant(r);
+    /**
+     * With `now` (the caller's clock) the row may come from memory: every change to it on
+     * this connection is seen at once, another process's within ROW_FRESHNESS_MS (row-cache.ts).
+     * `me` and introspection read it on every request.
+     */
+    findById(appId: string, id: string, now?: number): TenantRow | undefined {
+      const row = now === undefined ? byId(id) : rows.get(id, now);
+      return row?.appId === appId ? row : undefined;
     },
     /** Newest first; `emailContains` filters by a substring of the email. */
     async list(appId: string, opts: TenantListFilter & { limit: number; offset: number }): Promise<{ tenants: TenantRow[]; total: number }> {

@@ -1,0 +1,92 @@
+import type { SqliteDb } from "./connection.ts";
+
+/**
+ * How long another process's commit (the CLI ending a session, verifying a tenant) may go
+ * unseen by the row caches. Reading `data_version` costs as much as the query a cache saves,
+ * so it is read at most this often, as the app cache does (src/db/sqlite/apps.ts): the same
+ * 0.1 s for every CLI change.
+ */
+export const ROW_FRESHNESS_MS = 100;
+
+/** Per connection: one `data_version` reading, paced by the callers' clock, shared by its row caches. */
+interface Watcher {
+  /** Empties every cache of the connection when another connection has committed since the last look. */
+  check(now: number | undefined): void;
+  caches: Set<Map<string, unknown>>;
+}
+
+const watchers = new WeakMap<SqliteDb, Watcher>();
+
+function watcher(db: SqliteDb): Watcher {
+  let w = watchers.get(db);
+  if (w) return w;
+  const dataVersion = db.prepare("PRAGMA data_version").pluck();
+  let seenVersion: unknown = dataVersion.get();
+  let checkedAt = -Infinity;
+  const caches = new Set<Map<string, unknown>>();
+  w = {
+    caches,
+    check(now) {
+      if (now !== undefined && now - checkedAt < ROW_FRESHNESS_MS && now >= checkedAt) return;
+      checkedAt = now ?? -Infinity;
+      const version = dataVersion.get();
+      if (version === seenVersion) return;
+      seenVersion = version;
+      for (const c of caches) c.clear();
+    },
+  };
+  watchers.set(db, w);
+  return w;
+}
+
+/**
+ * Rows of one table kept in memory by key, for reads made on every request (a session's
+ * state, the tenant behind a bearer), so the read is a map lookup instead of a query.
+ *
+ * Nothing has to remember to invalidate it:
+ * - every UPDATE or DELETE of the table on this connection (any code path, a cascade, code
+ *   not yet written) fires a TEMP trigger that calls back and drops the row's entry before
+ *   the statement returns. TEMP triggers live only on this connection: the database file
+ *   stays plain SQLite for the CLI and other tools. An INSERT needs nothing: unknown keys
+ *   are never remembered.
+ * - a commit by any other connection (the CLI, a second process, a worker thread) changes
+ *   SQLite's `data_version`, read at most every ROW_FRESHNESS_MS of `now`, which empties
+ *   the connection's caches. Without `now` it is read on that call.
+ */
+export function createRowCache<V>(
+  db: SqliteDb,
+  table: "sessions" | "tenants",
+  column: "id",
+  load: (key: string) => V | undefined,
+  maxEntries: number,
+) {
+  const cache = new Map<string, V>();
+  const w = watcher(db);
+  w.caches.add(cache);
+  const changed = `tenantd_${table}_row_changed`;
+  db.function(changed, { deterministic: false }, (key: unknown) => {
+    cache.delete(String(key));
+    return null;
+  });
+  db.exec(`
+    CREATE TEMP TRIGGER IF NOT EXISTS tenantd_${table}_row_updated AFTER UPDATE ON main.${table} BEGIN SELECT ${changed}(OLD.${column}); END;
+    CREATE TEMP TRIGGER IF NOT EXISTS tenantd_${table}_row_deleted AFTER DELETE ON main.${table} BEGIN SELECT ${changed}(OLD.${column}); END;
+  `);
+  return {
+    /** `now`: the caller's clock (ms), which paces the look at other connections' commits. */
+    get(key: string, now?: number): V | undefined {
+      w.check(now);
+      const hit = cache.get(key);
+      if (hit !== undefined) return hit;
+      const row = load(key);
+      // Unknown keys are not remembered: a forged or purged id must not fill the cache.
+      if (row === undefined) return undefined;
+      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
+      cache.set(key, row);
+      return row;
+    },
+    get size() {
+      return cache.size;
+    },
+  };
+}
