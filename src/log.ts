@@ -51,13 +51,70 @@ export function redactFields(fields: Fields | undefined, depth = 0): Fields | un
   return safe;
 }
 
-/** The request being served (set by the request-id middleware), so every line of it carries the id. */
-export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
+/**
+ * The request being served (set by the request-id middleware), so every line of it carries
+ * the id: across awaits through AsyncLocalStorage, or for the synchronous run of a quiet
+ * route (one that writes no line of its own) in a plain variable.
+ *
+ * Why two ways: on Node 20 an enabled AsyncLocalStorage runs async hooks on every promise,
+ * tick and timer of the whole process, 10–13 % of the instructions of the cheapest requests
+ * (docs/performance.md, tenth round). So it is enabled only while a request that needs it is
+ * in flight, and disabled again when none is.
+ */
+const requestContext = new AsyncLocalStorage<string>();
+let carried = 0;
+let syncRequestId: string | undefined;
+
+function release(): void {
+  if (--carried === 0) requestContext.disable();
+}
+
+/** `fn()`, its lines (and those of everything it awaits) carrying `requestId`. */
+export function carryRequestId<R>(requestId: string, fn: () => R): R {
+  carried++;
+  let out: R;
+  try {
+    out = requestContext.run(requestId, fn);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  if (typeof (out as { then?: unknown } | null)?.then !== "function") {
+    release();
+    return out;
+  }
+  return (out as Promise<unknown>).then(
+    (value) => {
+      release();
+      return value;
+    },
+    (error: unknown) => {
+      release();
+      throw error;
+    },
+  ) as R;
+}
+
+/** `fn()`, the lines it writes synchronously carrying `requestId`; no async hooks. */
+export function withRequestId<R>(requestId: string, fn: () => R): R {
+  const outer = syncRequestId;
+  syncRequestId = requestId;
+  try {
+    return fn();
+  } finally {
+    syncRequestId = outer;
+  }
+}
+
+/** The id of the request being served, if any: for work it starts that runs after it answers. */
+export function currentRequestId(): string | undefined {
+  return requestContext.getStore() ?? syncRequestId;
+}
 
 function withRequest(fields: Fields | undefined): Fields | undefined {
-  const ctx = requestContext.getStore();
-  if (!ctx || (fields && "requestId" in fields)) return fields;
-  return { ...fields, requestId: ctx.requestId };
+  const requestId = currentRequestId();
+  if (requestId === undefined || (fields && "requestId" in fields)) return fields;
+  return { ...fields, requestId };
 }
 
 /**

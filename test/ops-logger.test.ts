@@ -56,6 +56,43 @@ describe("a custom logger", () => {
     }
   });
 
+  it("quiet routes (bearer reads, record writes) carry the request id on their access line and on an error's line, also one that fails after an await", async () => {
+    const { lines, logger } = recordingLogger();
+    const b = await backend({ logger, email: { transport: "outbox" } });
+    try {
+      const key = b.defaultApp!.publishableKey;
+      const signup = await (await b.fetch(buildRequest("http://x", "POST", "/api/v1/auth/signup", { key, body: { email: "q@example.com", password: "a long password" } }))).json();
+      await mailerFor(b.core).idle();
+      const call = (method: string, path: string, requestId: string, body?: unknown) =>
+        b.fetch(buildRequest("http://x", method, path, { bearer: { accessToken: signup.accessToken, appId: b.defaultApp!.id }, body, headers: { "x-request-id": requestId } }));
+      const lineOf = (requestId: string, message: string) => lines.find((l) => l.message === message && l.fields?.requestId === requestId);
+
+      expect((await call("GET", "/api/v1/auth/me", "rid-me")).status).toBe(200);
+      expect(lineOf("rid-me", "request")?.fields).toMatchObject({ route: "/api/v1/auth/me", status: 200 });
+
+      const records = b.core.db.records as { get: unknown; insert: unknown };
+      const { get, insert } = records;
+      records.get = () => {
+        throw new Error("disk on fire");
+      };
+      records.insert = async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        throw new Error("disk still on fire");
+      };
+      try {
+        expect((await call("GET", "/api/v1/data/notes/rec_1", "rid-get")).status).toBe(500);
+        expect((await call("POST", "/api/v1/data/notes", "rid-create", { data: { n: 1 } })).status).toBe(500);
+      } finally {
+        Object.assign(records, { get, insert });
+      }
+      expect(String(lineOf("rid-get", "request failed")?.fields?.error)).toContain("disk on fire");
+      expect(String(lineOf("rid-create", "request failed")?.fields?.error)).toContain("disk still on fire");
+      expect(lineOf("rid-create", "request")?.fields).toMatchObject({ route: "/api/v1/data/:collection", status: 500 });
+    } finally {
+      await b.close();
+    }
+  });
+
   it("failed webhook deliveries and email transport failures are warnings", async () => {
     const { lines, logger } = recordingLogger();
     const closed = await new Promise<number>((resolve) => {

@@ -15,6 +15,7 @@ import { resendVerification, verifyEmail } from "./verify-email.ts";
 import { requireTenantRef } from "./tenant-ref.ts";
 import { requestPasswordReset, resetPassword } from "./password-reset.ts";
 import { introspect } from "./introspect.ts";
+import { quiet } from "../http/lifecycle.ts";
 import { registerAuthPages } from "./pages.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
@@ -127,14 +128,17 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     return { ok: true };
   });
 
-  router.post("/api/v1/auth/introspect", (event) =>
-    andThen(requireApp(event, core), (app) =>
-      andThen(readJson(event, IntrospectBody, limit), (body) => {
-        noStore(event);
-        // The key names the app; the bearer needs no x-service-app beside it.
-        const checked = event.req.headers.has("authorization") ? checkTenant(event, core, app) : undefined;
-        return andThen(checked, (c) => introspect(core, app, c && !("error" in c) ? c : undefined, body.include));
-      }),
+  router.post(
+    "/api/v1/auth/introspect",
+    quiet((event) =>
+      andThen(requireApp(event, core), (app) =>
+        andThen(readJson(event, IntrospectBody, limit), (body) => {
+          noStore(event);
+          // The key names the app; the bearer needs no x-service-app beside it.
+          const checked = event.req.headers.has("authorization") ? checkTenant(event, core, app) : undefined;
+          return andThen(checked, (c) => introspect(core, app, c && !("error" in c) ? c : undefined, body.include));
+        }),
+      ),
     ),
   );
 

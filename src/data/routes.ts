@@ -5,6 +5,7 @@ import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
 import { requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
 import { andThen } from "../awaitable.ts";
+import { quiet } from "../http/lifecycle.ts";
 import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
@@ -34,17 +35,18 @@ export const ListQuery = v.object({
 
 const param = (event: H3Event, name: string) => getRouterParam(event, name) ?? "";
 
+/** The record reads and writes write no log line: `quiet` (src/http/lifecycle.ts). */
 export function registerDataRoutes(router: Router, core: Core): void {
   const limit = core.config.maxJsonBytes;
   const base = "/api/v1/data/:collection";
 
-  router.post(base, async (event) => {
+  router.post(base, quiet(async (event) => {
     const auth = await requireTenant(event, core);
     const body = await readJson(event, DataBody, limit);
     const row = await createRecord(core, auth, param(event, "collection"), body.data);
     event.res.status = 201;
     return jsonText(`{"record":${recordJson(row)}}`);
-  });
+  }));
 
   router.get(
     base,
@@ -54,31 +56,31 @@ export function registerDataRoutes(router: Router, core: Core): void {
     }),
   );
 
-  router.post(`${base}/upsert`, async (event) => {
+  router.post(`${base}/upsert`, quiet(async (event) => {
     const auth = await requireTenant(event, core);
     const body = await readJson(event, DataBody, limit);
     const { row, created } = await upsertRecord(core, auth, param(event, "collection"), body.data);
     event.res.status = created ? 201 : 200;
     return jsonText(`{"record":${recordJson(row)},"created":${created}}`);
-  });
+  }));
 
   router.get(
     `${base}/:id`,
     tenantRoute(core, (event, auth) => andThen(getRecord(core, auth, param(event, "collection"), param(event, "id")), (row) => jsonText(`{"record":${recordJson(row)}}`))),
   );
 
-  router.put(`${base}/:id`, async (event) => {
+  router.put(`${base}/:id`, quiet(async (event) => {
     const auth = await requireTenant(event, core);
     const body = await readJson(event, DataBody, limit);
     return jsonText(`{"record":${recordJson(await updateRecord(core, auth, param(event, "collection"), param(event, "id"), body.data))}}`);
-  });
+  }));
 
-  router.delete(`${base}/:id`, async (event) => {
+  router.delete(`${base}/:id`, quiet(async (event) => {
     const auth = await requireTenant(event, core);
     await deleteRecord(core, auth, param(event, "collection"), param(event, "id"));
     event.res.status = 204;
     return null;
-  });
+  }));
 
   router.post(`${base}/:id/share`, async (event) => {
     const auth = await requireTenant(event, core);

@@ -1,5 +1,6 @@
 import type { Core } from "../core.ts";
 import { createEmailTransport, type EmailTransport, type OutgoingEmail } from "./transport.ts";
+import { carryRequestId, currentRequestId } from "../log.ts";
 
 export interface Mailer {
   /**
@@ -31,7 +32,10 @@ function createMailer(core: Core): Mailer {
 
   const mailer: Mailer = {
     queue(build) {
-      const job = new Promise<void>((resolve) => setImmediate(() => void deliver(build).finally(resolve)));
+      // The mail is the request's work: its lines carry the request's id, after the reply too.
+      const requestId = currentRequestId();
+      const send = () => (requestId === undefined ? deliver(build) : carryRequestId(requestId, () => deliver(build)));
+      const job = new Promise<void>((resolve) => setImmediate(() => void send().finally(resolve)));
       pending.add(job);
       void job.finally(() => pending.delete(job));
     },

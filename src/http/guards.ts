@@ -5,6 +5,7 @@ import { constantTimeEqual, hashToken } from "../crypto/random.ts";
 import { andThen, type Awaitable } from "../awaitable.ts";
 import type { Core } from "../core.ts";
 import { setReplyHeader } from "./reply-headers.ts";
+import { quiet } from "./lifecycle.ts";
 import type { AppRow, DeveloperRow } from "../db/types.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
@@ -128,10 +129,11 @@ export function requireTenant(event: H3Event, core: Core): Awaitable<TenantAuth>
 /**
  * A tenant-scoped handler, called with the checked bearer (the guard of requireTenant).
  * The hot reads use it: no async handler and await around the guard when the store
- * answers at once (src/awaitable.ts).
+ * answers at once (src/awaitable.ts). The route is `quiet` (lifecycle.ts): the handler must
+ * write no log line of its own.
  */
 export function tenantRoute<R>(core: Core, handler: (event: H3Event, auth: TenantAuth) => Awaitable<R>): (event: H3Event) => Awaitable<R> {
-  return (event) => andThen(requireTenant(event, core), (auth) => handler(event, auth));
+  return quiet((event: H3Event) => andThen(requireTenant(event, core), (auth) => handler(event, auth)));
 }
 
 export interface DeveloperAuth {

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { toResponse, type H3Event, type Middleware } from "h3";
+import { toResponse, type EventHandler, type H3Event, type Middleware } from "h3";
 import { asHttpError, errorResponse, errorToResponse } from "../errors.ts";
 import { corsCheck } from "./cors.ts";
 import { setBodyIdleMs } from "./body-timeout.ts";
-import { requestContext } from "../log.ts";
+import { carryRequestId, withRequestId } from "../log.ts";
 import { plainJsonReply } from "./json-reply.ts";
 import { settle } from "../awaitable.ts";
 import { replyHeadersOf } from "./reply-headers.ts";
@@ -59,6 +59,19 @@ function addHeaders(response: Response, event: H3Event, requestId: string): void
   if (extra) for (const [name, value] of Object.entries(extra)) response.headers.set(name, value);
 }
 
+/**
+ * Marks a route whose handler writes no log line of its own (the hot bearer reads and record
+ * writes): its request id reaches the access log and an error's line without
+ * AsyncLocalStorage (src/log.ts), so on Node 20 it runs no async hooks. A handler that logs,
+ * or calls code that does, must not be marked.
+ */
+export function quiet<H extends EventHandler>(handler: H): H {
+  (handler as H & { meta?: Record<string, unknown> }).meta = { ...(handler as { meta?: Record<string, unknown> }).meta, quiet: true };
+  return handler;
+}
+
+const isQuiet = (event: H3Event) => (event.context.matchedRoute as { meta?: { quiet?: boolean } } | undefined)?.meta?.quiet === true;
+
 /** An `x-request-id` we accept from a client or proxy: short, printable, no spaces. */
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
@@ -102,7 +115,8 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
   function failed(event: H3Event, error: unknown, requestId: string, started: number): Response {
     let response: Response;
     try {
-      response = errorToResponse(asHttpError(error), event, core.log);
+      // The id given here: a quiet route's error may come after an await.
+      response = withRequestId(requestId, () => errorToResponse(asHttpError(error), event, core.log));
     } catch (again) {
       counter.end();
       throw again;
@@ -134,6 +148,7 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
           status: response.status,
           ms: Math.round((performance.now() - started) * 10) / 10,
           appId: appIdOf(event),
+          requestId,
         });
       }
       return response;
@@ -188,7 +203,9 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
       });
     }
     counter.begin();
+    const started = performance.now();
     // handle() ends the count, whatever happens in it.
-    return requestContext.run({ requestId }, handle, event, next, requestId, performance.now());
+    const run = () => handle(event, next, requestId, started);
+    return isQuiet(event) ? withRequestId(requestId, run) : carryRequestId(requestId, run);
   };
 }
