@@ -77,6 +77,8 @@ function raw() {
     if (total === undefined) totals.set(key, (total = q.count[query.field].get(...args)));
     return { records: q.list[query.field].all(...args).map(toRecord), total, limit: Number(query.limit), offset: 0 };
   });
+  const recordById = db.prepare("SELECT * FROM records WHERE id = ?");
+  app.get("/records/:id", (event) => ({ record: toRecord(recordById.get(getRouterParam(event, "id"))) }));
   app.get("/tenants/:id", (event) => {
     const t = q.tenant.get(getRouterParam(event, "id"));
     return { tenant: { id: t.id, email: t.email, createdAt: new Date(t.created_at).toISOString() } };
@@ -96,7 +98,7 @@ function raw() {
     const [[field, value]] = Object.entries(filter);
     return ["GET", `/records/t1/${COLLECTIONS.spread}?field=${field}&value=${value}&limit=20`, headers];
   };
-  const requests = { "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"] };
+  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"] };
   return { handler: toNodeHandler(app), request: requests[scenario] };
 }
 
