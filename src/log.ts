@@ -130,6 +130,9 @@ export function safeLogger(inner: Logger): Logger {
   return { debug: line(inner.debug), info: line(inner.info), warn: line(inner.warn), error: line(inner.error) };
 }
 
+/** The built-in logger's method for a level below its threshold: a caller may skip building the line. */
+export const LOG_OFF = (): undefined => undefined;
+
 /** The built-in logger: stderr, one line per entry, `pretty` for people or `json` for collectors. */
 export function createConsoleLogger(level: LogLevel = "info", format: LogFormat = "pretty", write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
   const rank = LOG_LEVELS.indexOf(level);
@@ -143,7 +146,6 @@ export function createConsoleLogger(level: LogLevel = "info", format: LogFormat 
   const safe = safeLogger({ debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") });
   // A level below the threshold does nothing before redacting: the access log calls `info`
   // on every request, also when only errors are written.
-  const off = () => undefined;
   const on = (lvl: Exclude<LogLevel, "silent">) => LOG_LEVELS.indexOf(lvl) >= rank;
-  return { debug: on("debug") ? safe.debug : off, info: on("info") ? safe.info : off, warn: on("warn") ? safe.warn : off, error: on("error") ? safe.error : off };
+  return { debug: on("debug") ? safe.debug : LOG_OFF, info: on("info") ? safe.info : LOG_OFF, warn: on("warn") ? safe.warn : LOG_OFF, error: on("error") ? safe.error : LOG_OFF };
 }

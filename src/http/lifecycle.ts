@@ -3,7 +3,7 @@ import { toResponse, type EventHandler, type H3Event, type Middleware } from "h3
 import { asHttpError, errorResponse, errorToResponse } from "../errors.ts";
 import { corsCheck } from "./cors.ts";
 import { setBodyIdleMs } from "./body-timeout.ts";
-import { carryRequestId, withRequestId } from "../log.ts";
+import { carryRequestId, LOG_OFF, withRequestId } from "../log.ts";
 import { plainJsonReply } from "./json-reply.ts";
 import { settle } from "../awaitable.ts";
 import { replyHeadersOf } from "./reply-headers.ts";
@@ -142,7 +142,7 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
         const route = (event.context.matchedRoute as { route?: string } | undefined)?.route;
         // Probes come every few seconds: their lines are debug, so they do not drown the rest.
         const line = route?.startsWith("/api/v1/health") ? core.log.debug : core.log.info;
-        line?.call(core.log, "request", {
+        if (line && line !== LOG_OFF) line.call(core.log, "request", {
           method: event.req.method,
           route: route === "/**" ? "(no route)" : route ?? "(no route)",
           status: response.status,
