@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { settle } from "./awaitable.ts";
 
 type Fields = Record<string, unknown>;
 
@@ -79,11 +80,8 @@ export function carryRequestId<R>(requestId: string, fn: () => R): R {
     release();
     throw error;
   }
-  if (typeof (out as { then?: unknown } | null)?.then !== "function") {
-    release();
-    return out;
-  }
-  return (out as Promise<unknown>).then(
+  return settle(
+    out,
     (value) => {
       release();
       return value;
