@@ -3,6 +3,7 @@ import { errorResponse } from "../errors.ts";
 import { setReplyHeader } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
+import { joinedHeader } from "./request-headers.ts";
 
 const ALLOW_HEADERS = "authorization, content-type, x-service-key, x-service-app";
 const ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -21,7 +22,7 @@ const isPublicPath = (event: H3Event) => event.url.pathname.includes("/api/v1/pu
  */
 export function corsCheck(core: Core): (event: H3Event) => Response | undefined | Promise<Response | undefined> {
   return (event) => {
-    const origin = event.req.headers.get("origin");
+    const origin = joinedHeader(event, "origin");
     return origin ? check(event, origin) : undefined;
   };
 
@@ -41,8 +42,8 @@ export function corsCheck(core: Core): (event: H3Event) => Response | undefined 
       }
       return preflightResponse(origin);
     }
-    const key = event.req.headers.get("x-service-key");
-    const appId = event.req.headers.get("x-service-app");
+    const key = joinedHeader(event, "x-service-key");
+    const appId = joinedHeader(event, "x-service-app");
     const app = key ? await core.db.apps.findByKey(key) : appId ? await core.db.apps.findById(appId) : undefined;
     if (app) {
       if (!allows(app, origin)) {

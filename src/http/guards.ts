@@ -7,10 +7,11 @@ import type { Core } from "../core.ts";
 import { setReplyHeader } from "./reply-headers.ts";
 import { quiet } from "./lifecycle.ts";
 import type { AppRow, DeveloperRow } from "../db/types.ts";
+import { joinedHeader } from "./request-headers.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
 export function requireApp(event: H3Event, core: Core): Awaitable<AppRow> {
-  const key = event.req.headers.get("x-service-key");
+  const key = joinedHeader(event, "x-service-key");
   if (!key) throw fail("unauthorized", "Missing x-service-key header: send your app's publishable key.");
   return andThen(core.db.apps.findByKey(key), (app) => {
     if (!app) {
@@ -86,7 +87,7 @@ export function checkTenant(
       : { error: "unauthorized", message: "Missing authorization: Bearer <access token> header." };
   }
   if (keyApp) return checkToken(core, keyApp, token);
-  const appId = event.req.headers.get("x-service-app");
+  const appId = joinedHeader(event, "x-service-app");
   if (!appId) return { error: "unauthorized", message: "Missing x-service-app header: send your app id with the bearer token." };
   return andThen(core.db.apps.findById(appId), (app) => {
     if (app) return checkToken(core, app, token);

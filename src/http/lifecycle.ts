@@ -8,6 +8,7 @@ import { plainJsonReply } from "./json-reply.ts";
 import { settle } from "../awaitable.ts";
 import { replyHeadersOf } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
+import { joinedHeader } from "./request-headers.ts";
 
 /** Where the server is in its life: the ready probe and the drain read it. */
 export interface Lifecycle {
@@ -77,7 +78,7 @@ const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 function appIdOf(event: H3Event): string | undefined {
   const ctx = event.context as { appId?: string; params?: Record<string, string> };
-  return ctx.appId ?? event.req.headers.get("x-service-app") ?? ctx.params?.appId ?? undefined;
+  return ctx.appId ?? joinedHeader(event, "x-service-app") ?? ctx.params?.appId ?? undefined;
 }
 
 /**
@@ -193,7 +194,7 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
 
   // Not async itself: a reply that is ready goes back as it is, a pending one as handle()'s own promise.
   return (event, next) => {
-    const given = event.req.headers.get("x-request-id");
+    const given = joinedHeader(event, "x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     if (lifecycle.state === "draining" || lifecycle.state === "stopped") {
       return errorResponse(503, "unavailable", "The server is shutting down; send the request again (to another instance, or once it is back).", {

@@ -1,0 +1,49 @@
+import { connect } from "node:net";
+import { describe, expect, it } from "vitest";
+import { serveHttp, signupTenant, startBackend } from "./_helpers.ts";
+
+/**
+ * Over node:http the hot paths read `x-request-id`, `x-service-app`, `x-service-key` and
+ * `origin` from Node's own header object (src/http/request-headers.ts): a repeated header
+ * must read as the Fetch standard joins it, as through the Request.
+ */
+
+/** One raw HTTP/1.1 request (headers as given, repeats included); the status line and headers of the reply. */
+function rawGet(url: string, path: string, headers: [string, string][]): Promise<{ status: number; headers: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), "127.0.0.1");
+    let received = "";
+    socket.on("data", (d) => {
+      received += d;
+      const end = received.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const [statusLine, ...lines] = received.slice(0, end).split("\r\n");
+      socket.destroy();
+      resolve({ status: Number(statusLine!.split(" ")[1]), headers: Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()])) });
+    });
+    socket.on("error", reject);
+    socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`);
+  });
+}
+
+describe("request headers read from Node's header object", () => {
+  it("a repeated x-request-id or x-service-app is joined, as the Fetch standard reads it, and refused", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const { url } = await serveHttp(t.backend);
+    const auth: [string, string] = ["authorization", `Bearer ${tenant.accessToken}`];
+
+    const once = await rawGet(url, "/api/v1/auth/me", [auth, ["x-service-app", t.app.id], ["x-request-id", "rid-1"]]);
+    expect([once.status, once.headers["x-request-id"]]).toEqual([200, "rid-1"]);
+
+    // "rid-1, rid-2" holds a space: not an id tenantd echoes, so it makes its own.
+    const twice = await rawGet(url, "/api/v1/auth/me", [auth, ["x-service-app", t.app.id], ["x-request-id", "rid-1"], ["x-request-id", "rid-2"]]);
+    expect(twice.status).toBe(200);
+    expect(twice.headers["x-request-id"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/);
+
+    // The same app id twice reads "app, app": no such app.
+    const apps = await rawGet(url, "/api/v1/auth/me", [auth, ["x-service-app", t.app.id], ["x-service-app", t.app.id]]);
+    expect(apps.status).toBeGreaterThanOrEqual(400);
+    expect(apps.status).toBeLessThan(500);
+  });
+});
