@@ -184,6 +184,8 @@ export const SCENARIOS = [
   {
     name: "refresh",
     title: "POST /auth/refresh (rotate, chained per connection)",
+    // Issue 20's write paths: usage-increment, upsert and refresh at least 0.85 × raw.
+    target: ratio(0.85),
     tenantd: async (f, { connections }) => ({
       requests: async () => refreshRequests(await loginPool(f.td.login, connections), "/api/v1/auth/refresh", { "x-service-key": f.td.key }),
     }),
