@@ -5,7 +5,6 @@ import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
 import { requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
 import { andThen } from "../awaitable.ts";
-import { quiet } from "../http/lifecycle.ts";
 import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
@@ -35,18 +34,20 @@ export const ListQuery = v.object({
 
 const param = (event: H3Event, name: string) => getRouterParam(event, name) ?? "";
 
-/** The record reads and writes write no log line: `quiet` (src/http/lifecycle.ts). */
+/** The record reads and writes go through tenantRoute: they write no log line of their own. */
 export function registerDataRoutes(router: Router, core: Core): void {
   const limit = core.config.maxJsonBytes;
   const base = "/api/v1/data/:collection";
 
-  router.post(base, quiet(async (event) => {
-    const auth = await requireTenant(event, core);
-    const body = await readJson(event, DataBody, limit);
-    const row = await createRecord(core, auth, param(event, "collection"), body.data);
-    event.res.status = 201;
-    return jsonText(`{"record":${recordJson(row)}}`);
-  }));
+  router.post(
+    base,
+    tenantRoute(core, async (event, auth) => {
+      const body = await readJson(event, DataBody, limit);
+      const row = await createRecord(core, auth, param(event, "collection"), body.data);
+      event.res.status = 201;
+      return jsonText(`{"record":${recordJson(row)}}`);
+    }),
+  );
 
   router.get(
     base,
@@ -56,31 +57,37 @@ export function registerDataRoutes(router: Router, core: Core): void {
     }),
   );
 
-  router.post(`${base}/upsert`, quiet(async (event) => {
-    const auth = await requireTenant(event, core);
-    const body = await readJson(event, DataBody, limit);
-    const { row, created } = await upsertRecord(core, auth, param(event, "collection"), body.data);
-    event.res.status = created ? 201 : 200;
-    return jsonText(`{"record":${recordJson(row)},"created":${created}}`);
-  }));
+  router.post(
+    `${base}/upsert`,
+    tenantRoute(core, async (event, auth) => {
+      const body = await readJson(event, DataBody, limit);
+      const { row, created } = await upsertRecord(core, auth, param(event, "collection"), body.data);
+      event.res.status = created ? 201 : 200;
+      return jsonText(`{"record":${recordJson(row)},"created":${created}}`);
+    }),
+  );
 
   router.get(
     `${base}/:id`,
     tenantRoute(core, (event, auth) => andThen(getRecord(core, auth, param(event, "collection"), param(event, "id")), (row) => jsonText(`{"record":${recordJson(row)}}`))),
   );
 
-  router.put(`${base}/:id`, quiet(async (event) => {
-    const auth = await requireTenant(event, core);
-    const body = await readJson(event, DataBody, limit);
-    return jsonText(`{"record":${recordJson(await updateRecord(core, auth, param(event, "collection"), param(event, "id"), body.data))}}`);
-  }));
+  router.put(
+    `${base}/:id`,
+    tenantRoute(core, async (event, auth) => {
+      const body = await readJson(event, DataBody, limit);
+      return jsonText(`{"record":${recordJson(await updateRecord(core, auth, param(event, "collection"), param(event, "id"), body.data))}}`);
+    }),
+  );
 
-  router.delete(`${base}/:id`, quiet(async (event) => {
-    const auth = await requireTenant(event, core);
-    await deleteRecord(core, auth, param(event, "collection"), param(event, "id"));
-    event.res.status = 204;
-    return null;
-  }));
+  router.delete(
+    `${base}/:id`,
+    tenantRoute(core, async (event, auth) => {
+      await deleteRecord(core, auth, param(event, "collection"), param(event, "id"));
+      event.res.status = 204;
+      return null;
+    }),
+  );
 
   router.post(`${base}/:id/share`, async (event) => {
     const auth = await requireTenant(event, core);

@@ -67,7 +67,8 @@ function addHeaders(response: Response, event: H3Event, requestId: string): void
  * or calls code that does, must not be marked.
  */
 export function quiet<H extends EventHandler>(handler: H): H {
-  (handler as H & { meta?: Record<string, unknown> }).meta = { ...(handler as { meta?: Record<string, unknown> }).meta, quiet: true };
+  const marked = handler as H & { meta?: Record<string, unknown> };
+  marked.meta = { ...marked.meta, quiet: true };
   return handler;
 }
 
