@@ -40,7 +40,7 @@ function watcher(db: SqliteDb): Watcher {
 }
 
 /**
- * Rows of one table kept in memory by key, for reads made on every request (a session's
+ * Rows of one table kept in memory by id, for reads made on every request (a session's
  * state, the tenant behind a bearer), so the read is a map lookup instead of a query.
  *
  * Nothing has to remember to invalidate it:
@@ -53,13 +53,7 @@ function watcher(db: SqliteDb): Watcher {
  *   SQLite's `data_version`, read at most every ROW_FRESHNESS_MS of `now`, which empties
  *   the connection's caches. Without `now` it is read on that call.
  */
-export function createRowCache<V>(
-  db: SqliteDb,
-  table: "sessions" | "tenants",
-  column: "id",
-  load: (key: string) => V | undefined,
-  maxEntries: number,
-) {
+export function createRowCache<V>(db: SqliteDb, table: "sessions" | "tenants", load: (id: string) => V | undefined, maxEntries: number) {
   const cache = new Map<string, V>();
   const w = watcher(db);
   w.caches.add(cache);
@@ -69,8 +63,8 @@ export function createRowCache<V>(
     return null;
   });
   db.exec(`
-    CREATE TEMP TRIGGER IF NOT EXISTS tenantd_${table}_row_updated AFTER UPDATE ON main.${table} BEGIN SELECT ${changed}(OLD.${column}); END;
-    CREATE TEMP TRIGGER IF NOT EXISTS tenantd_${table}_row_deleted AFTER DELETE ON main.${table} BEGIN SELECT ${changed}(OLD.${column}); END;
+    CREATE TEMP TRIGGER IF NOT EXISTS tenantd_${table}_row_updated AFTER UPDATE ON main.${table} BEGIN SELECT ${changed}(OLD.id); END;
+    CREATE TEMP TRIGGER IF NOT EXISTS tenantd_${table}_row_deleted AFTER DELETE ON main.${table} BEGIN SELECT ${changed}(OLD.id); END;
   `);
   return {
     /** `now`: the caller's clock (ms), which paces the look at other connections' commits. */

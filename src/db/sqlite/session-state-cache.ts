@@ -28,7 +28,6 @@ export function createSessionStateCache(db: SqliteDb, maxEntries = SESSION_CACHE
   return createRowCache<SessionState>(
     db,
     "sessions",
-    "id",
     (id) => {
       const r = read.get(id);
       return r && { id: r.id, tenantId: r.tenant_id, appId: r.app_id, expiresAt: r.expires_at, endedAt: r.ended_at };

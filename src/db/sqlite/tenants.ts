@@ -38,7 +38,7 @@ export const toTenant = (r: RawTenant): TenantRow => ({
 export type TenantsRepo = ReturnType<typeof createTenantsRepo>;
 
 /** Tenant rows kept in memory (findById with a clock); past it the earliest loaded go first. */
-export const TENANT_CACHE_SIZE = 50_000;
+const TENANT_CACHE_SIZE = 50_000;
 
 export function createTenantsRepo(db: SqliteDb) {
   const insertSession = prepareSessionInsert(db);
@@ -48,7 +48,7 @@ export function createTenantsRepo(db: SqliteDb) {
     const r = rowById.get(id);
     return r && Object.freeze(toTenant(r));
   };
-  const rows = createRowCache(db, "tenants", "id", byId, TENANT_CACHE_SIZE);
+  const rows = createRowCache(db, "tenants", byId, TENANT_CACHE_SIZE);
   const q = {
     insert: db.prepare<[string, string, string, string | null, number | null, string, string | null, number]>(
       "INSERT INTO tenants (id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
