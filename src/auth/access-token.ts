@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
+import { hmacSha256 } from "../crypto/hmac.ts";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 
@@ -32,7 +33,8 @@ export const ACCESS_TOKEN_CACHE_SIZE = 50_000;
 
 /** HS256 access tokens with a cache of verified tokens (verification sits on every request). */
 export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_SIZE) {
-  const sign = (data: string) => createHmac("sha256", key).update(data).digest();
+  const hmac = hmacSha256(key);
+  const sign = (data: string) => hmac(data, "base64url");
   // Keyed by the signature segment, each entry holding its whole token: a map lookup hashes
   // its key, and the whole token is six times longer. A hit counts only when the whole token
   // is the same text, so another payload under a known signature is verified in full.
@@ -49,7 +51,7 @@ export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_S
       const iat = Math.floor(nowMs / 1000);
       const full: AccessClaims = { iss: "tenantd", ...claims, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS };
       const body = `${HEADER}.${Buffer.from(JSON.stringify(full)).toString("base64url")}`;
-      return { token: `${body}.${sign(body).toString("base64url")}`, exp: full.exp };
+      return { token: `${body}.${sign(body)}`, exp: full.exp };
     },
     /**
      * Whether `token` is one verified before (it may have expired since). Such a token is
@@ -65,7 +67,7 @@ export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_S
         // Compared as text against the canonical encoding: a lenient decode would accept
         // endless spellings of one signature ("+/" for "-_", trailing junk, padding).
         const given = Buffer.from(parts[2]!, "utf8");
-        const expected = Buffer.from(sign(`${parts[0]}.${parts[1]}`).toString("base64url"), "utf8");
+        const expected = Buffer.from(sign(`${parts[0]}.${parts[1]}`), "utf8");
         if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: "signature" };
         // The payload was signed as sent; only its canonical form is read.
         if (!/^[A-Za-z0-9_-]+$/.test(parts[1]!)) return { ok: false, reason: "malformed" };
