@@ -56,9 +56,9 @@ describe("a custom logger", () => {
     }
   });
 
-  it("quiet routes (bearer reads, record writes) carry the request id on their access line and on an error's line, also one that fails after an await", async () => {
+  it("quiet routes (bearer reads, record writes, refresh) carry the request id on their access line and on an error's line, also one that fails after an await", async () => {
     const { lines, logger } = recordingLogger();
-    const b = await backend({ logger, email: { transport: "outbox" } });
+    const b = await backend({ logger, email: { transport: "outbox" }, refreshReuseGraceSeconds: 0 });
     try {
       const key = b.defaultApp!.publishableKey;
       const signup = await (await b.fetch(buildRequest("http://x", "POST", "/api/v1/auth/signup", { key, body: { email: "q@example.com", password: "a long password" } }))).json();
@@ -88,6 +88,17 @@ describe("a custom logger", () => {
       expect(String(lineOf("rid-get", "request failed")?.fields?.error)).toContain("disk on fire");
       expect(String(lineOf("rid-create", "request failed")?.fields?.error)).toContain("disk still on fire");
       expect(lineOf("rid-create", "request")?.fields).toMatchObject({ route: "/api/v1/data/:collection", status: 500 });
+
+      // The refresh route's own line, a reuse warning written after awaits, carries it too.
+      const refresh = (refreshToken: string, requestId: string) =>
+        b.fetch(buildRequest("http://x", "POST", "/api/v1/auth/refresh", { key, body: { refreshToken }, headers: { "x-request-id": requestId } }));
+      expect((await refresh(signup.refreshToken, "rid-refresh")).status).toBe(200);
+      expect(lineOf("rid-refresh", "request")?.fields).toMatchObject({ route: "/api/v1/auth/refresh", status: 200 });
+      await new Promise((r) => setTimeout(r, 5));
+      const reuse = await refresh(signup.refreshToken, "rid-reuse");
+      expect(reuse.status).toBe(401);
+      expect(lineOf("rid-reuse", "refresh token reuse: session ended")).toMatchObject({ level: "warn" });
+      expect(lineOf("rid-reuse", "request")?.fields).toMatchObject({ route: "/api/v1/auth/refresh", status: 401 });
     } finally {
       await b.close();
     }

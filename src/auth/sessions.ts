@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { hmacSha256 } from "../crypto/hmac.ts";
 import { newId, newToken, hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
@@ -44,7 +44,7 @@ export async function startSession(core: Core, tenant: TenantRow): Promise<Token
   return tokenPair(core, tenant, session.id, refreshToken);
 }
 
-const successorKeys = new WeakMap<Core, Buffer>();
+const successorMacs = new WeakMap<Core, ReturnType<typeof hmacSha256>>();
 
 /**
  * The token that follows `refreshToken` in its chain: an HMAC of it under a key derived from
@@ -53,16 +53,17 @@ const successorKeys = new WeakMap<Core, Buffer>();
  * unguessable as a random one to anyone without both the old token and the server key.
  */
 export function successorToken(core: Core, refreshToken: string): string {
-  let key = successorKeys.get(core);
-  if (!key) successorKeys.set(core, (key = core.secrets.deriveKey("refresh-successor")));
-  return `rt_${createHmac("sha256", key).update(refreshToken).digest("base64url")}`;
+  let hmac = successorMacs.get(core);
+  if (!hmac) successorMacs.set(core, (hmac = hmacSha256(core.secrets.deriveKey("refresh-successor"))));
+  return `rt_${hmac(refreshToken, "base64url")}`;
 }
 
 /**
  * Rotates a refresh token. A repeat of the same token within the grace window (two tabs
  * refreshing at once) gets the successor already issued; any other reuse ends the session.
+ * `requestId` goes on the reuse warning, for a caller running without AsyncLocalStorage.
  */
-export async function refreshSession(core: Core, app: AppRow, refreshToken: string): Promise<TokenPair> {
+export async function refreshSession(core: Core, app: AppRow, refreshToken: string, requestId?: string): Promise<TokenPair> {
   const now = core.clock();
   let next = successorToken(core, refreshToken);
   const outcome = await core.db.sessions.rotate(hashToken(refreshToken), {
@@ -80,7 +81,7 @@ export async function refreshSession(core: Core, app: AppRow, refreshToken: stri
     case "expired":
       throw fail("session_ended", "This session expired after 90 days without a refresh. Sign in again.");
     case "reused":
-      core.log.warn("refresh token reuse: session ended", { sessionId: outcome.session.id, appId: outcome.session.appId });
+      core.log.warn("refresh token reuse: session ended", { sessionId: outcome.session.id, appId: outcome.session.appId, ...(requestId && { requestId }) });
       throw fail("session_ended", "This refresh token was already used, so the session was ended to protect the account. Sign in again.");
     case "repeat":
       // Rotated by a version that stored a random successor sealed: that one was issued.

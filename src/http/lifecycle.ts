@@ -72,6 +72,12 @@ export function quiet<H extends EventHandler>(handler: H): H {
   return handler;
 }
 
+/**
+ * The request's id, for a quiet route that writes a line after an await (where neither
+ * AsyncLocalStorage nor the synchronous variable carries it): pass it as the line's `requestId`.
+ */
+export const requestIdOf = (event: H3Event): string | undefined => (event.context as { requestId?: string }).requestId;
+
 const isQuiet = (event: H3Event) => (event.context.matchedRoute as { meta?: { quiet?: boolean } } | undefined)?.meta?.quiet === true;
 
 /** An `x-request-id` we accept from a client or proxy: short, printable, no spaces. */
@@ -205,6 +211,7 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
       });
     }
     counter.begin();
+    (event.context as { requestId?: string }).requestId = requestId;
     const started = performance.now();
     // handle() ends the count, whatever happens in it.
     const run = () => handle(event, next, requestId, started);
