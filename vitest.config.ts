@@ -22,7 +22,8 @@ const BOTH_ENGINES_ALREADY = ["test/postgres-*.test.ts"];
  * - a SQLite mechanism, whose PostgreSQL counterpart is tested elsewhere: automatic indexes
  *   (data-indexes, postgres-records), the in-memory record counts and entitlements that
  *   PostgreSQL does not keep (its quotas and usage limits: security-quotas, billing, family),
- *   copying the SQLite file for backup (postgres-cli: the pg_dump refusal);
+ *   copying the SQLite file for backup (postgres-cli: the pg_dump refusal), WAL checkpoints
+ *   on a worker thread;
  * - both engines already, by their own choice: store copy builds its SQLite source and its
  *   PostgreSQL targets itself (in the postgres project its fixtures would come from PostgreSQL);
  * - no store at all, or a child process on a fresh directory whose engine the switch does not
@@ -32,6 +33,8 @@ const BOTH_ENGINES_ALREADY = ["test/postgres-*.test.ts"];
  */
 const SQLITE_ONLY = [
   "test/clock.test.ts",
+  "test/crypto-hmac.test.ts",
+  "test/sqlite-checkpointer.test.ts",
   "test/data-auto-indexes.test.ts",
   "test/perf-caches.test.ts",
   "test/ops-backup.test.ts",

@@ -1,6 +1,7 @@
 import { openDatabase, type SqliteDb } from "./sqlite/connection.ts";
 import { checkpointWal } from "./sqlite/operations.ts";
 import { createRepositories } from "./sqlite/index.ts";
+import { watchCheckpoints } from "./sqlite/checkpointer.ts";
 import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";
@@ -35,7 +36,9 @@ function noSqlite(): SqliteDb {
 export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined }): Store {
   if (!config.database) {
     const sqlite = openDatabase(config.databasePath);
+    const checkpoints = watchCheckpoints(sqlite);
     return { engine: "sqlite", db: createRepositories(sqlite), sqlite, ready: Promise.resolve(), close: async () => {
+      await checkpoints.close();
       checkpointWal(sqlite);
       sqlite.close();
     } };

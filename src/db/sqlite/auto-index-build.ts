@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import type { SqliteDb } from "./connection.ts";
+import { workerFile } from "./worker-file.ts";
 
 /** One automatic index to build (record-auto-indexes.ts). */
 export interface BuildJob {
@@ -57,7 +57,7 @@ export function runBuild(db: SqliteDb, job: BuildJob): RunningBuild {
   }
   let worker: Worker;
   try {
-    worker = new Worker(workerFile(), { workerData: { path: db.name, job } });
+    worker = new Worker(workerFile("auto-index-worker.js"), { workerData: { path: db.name, job } });
   } catch (error) {
     return { done: Promise.reject(error as Error), exited: Promise.resolve() };
   }
@@ -68,16 +68,4 @@ export function runBuild(db: SqliteDb, job: BuildJob): RunningBuild {
     void exited.then(() => reject(new Error("the build's worker stopped without an answer")));
   });
   return { done, exited };
-}
-
-/**
- * The worker runs compiled JavaScript: from dist/ it sits beside this file; from the
- * TypeScript sources (vitest, which builds dist/ first: test/_build.ts) it is dist/'s copy.
- */
-function workerFile(): URL {
-  for (const rel of ["./auto-index-worker.js", "../../../dist/db/sqlite/auto-index-worker.js"]) {
-    const url = new URL(rel, import.meta.url);
-    if (existsSync(url)) return url;
-  }
-  throw new Error("auto-index-worker.js is missing from tenantd's dist/ (npm run build)");
 }
