@@ -6,7 +6,7 @@ import { PASSWORD, refresh } from "./_auth.ts";
 import { SESSION_FRESHNESS_MS, sessionStates } from "../src/db/sqlite/session-state-cache.ts";
 import { storeRows } from "./_store.ts";
 import { tokenFromOutbox } from "./_email.ts";
-import { ROW_FRESHNESS_MS } from "../src/db/sqlite/row-cache.ts";
+import { ROW_FRESHNESS_MS } from "../src/db/sqlite/data-version.ts";
 
 /**
  * On SQLite the tenant guard keeps session states in memory (src/db/sqlite/session-state-cache.ts).

@@ -179,15 +179,16 @@ function noteChangeAt(core: Core, at: number | null, now: number): void {
 
 /**
  * The tenant's resolution, kept in memory while the engine's `entitlementsVersion` stays put
- * (no plan, subscription or family write by any process) and until the first expiry or
+ * (no plan, subscription or family write by this process, nor one by another process seen
+ * within 0.1 s) and until the first expiry or
  * period end among the rows it read, the owner's included for a family member. Engines
  * without a version (PostgreSQL) resolve on every call.
  */
 function resolve(core: Core, app: AppRow, tenantId: string): Awaitable<Resolved | null> {
-  const version = core.db.billing.entitlementsVersion?.();
+  const now = core.clock();
+  const version = core.db.billing.entitlementsVersion?.(now);
   if (typeof version !== "number") return resolveFresh(core, app, tenantId);
   const cache = cacheOf(core);
-  const now = core.clock();
   const key = `${app.id}\u0000${tenantId}`;
   const hit = cache.entries.get(key);
   if (hit && hit.app === app && hit.version === version && now >= hit.from && now < hit.until) {

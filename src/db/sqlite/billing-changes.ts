@@ -1,4 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
+import { dataVersionWatcher } from "./data-version.ts";
 
 /**
  * A number that moves whenever anything a tenant's entitlements derive from may have
@@ -8,12 +9,13 @@ import type { SqliteDb } from "./connection.ts";
  *
  * Nothing has to remember to bump it: TEMP triggers on this connection fire on every write
  * to those tables (cascades from a tenant or app deleted included), and a commit by any other
- * connection (the CLI, a second process) changes SQLite's `data_version`, read on each call.
+ * connection (the CLI, a second process) changes SQLite's `data_version`, read at most every
+ * ROW_FRESHNESS_MS of `now` (data-version.ts; on every call without `now`).
  */
 export function createBillingChanges(db: SqliteDb) {
   let version = 0;
-  const dataVersion = db.prepare("PRAGMA data_version").pluck();
-  let seenVersion: unknown = dataVersion.get();
+  const others = dataVersionWatcher(db);
+  others.listeners.add(() => version++);
   db.function("tenantd_billing_changed", { deterministic: false }, () => {
     version++;
     return null;
@@ -27,12 +29,8 @@ export function createBillingChanges(db: SqliteDb) {
   triggers.push("CREATE TEMP TRIGGER IF NOT EXISTS tenantd_billing_owner_email AFTER UPDATE OF email ON main.tenants BEGIN SELECT tenantd_billing_changed(); END;");
   db.exec(triggers.join("\n"));
   return {
-    version(): number {
-      const v = dataVersion.get();
-      if (v !== seenVersion) {
-        seenVersion = v;
-        version++;
-      }
+    version(now?: number): number {
+      others.check(now);
       return version;
     },
   };

@@ -174,13 +174,13 @@ export function createBillingRepo(db: SqliteDb) {
   const planParams = (p: PlanRow) => ({ ...p, entitlements: JSON.stringify(p.entitlements) });
 
   // Optional in the interface (PostgreSQL has none): typed so, for the engine-neutral store type.
-  const versioned: { entitlementsVersion?: () => number } = {
+  const versioned: { entitlementsVersion?: (now?: number) => number } = {
     /**
-     * Moves whenever plans, subscriptions or family membership may have changed, on this
-     * connection or another process's (see billing-changes.ts). Synchronous: it is read on
-     * every request that needs entitlements, and is a counter plus one `data_version` step.
+     * Moves whenever plans, subscriptions or family membership may have changed: at once on
+     * this connection, within ROW_FRESHNESS_MS of `now` for another process's (see
+     * billing-changes.ts). Synchronous: it is read on every request that needs entitlements.
      */
-    entitlementsVersion: () => changes.version(),
+    entitlementsVersion: (now?: number) => changes.version(now),
   };
 
   return {

@@ -1,43 +1,5 @@
 import type { SqliteDb } from "./connection.ts";
-
-/**
- * How long another process's commit (the CLI ending a session, verifying a tenant) may go
- * unseen by the row caches. Reading `data_version` costs as much as the query a cache saves,
- * so it is read at most this often, as the app cache does (src/db/sqlite/apps.ts): the same
- * 0.1 s for every CLI change.
- */
-export const ROW_FRESHNESS_MS = 100;
-
-/** Per connection: one `data_version` reading, paced by the callers' clock, shared by its row caches. */
-interface Watcher {
-  /** Empties every cache of the connection when another connection has committed since the last look. */
-  check(now: number | undefined): void;
-  caches: Set<Map<string, unknown>>;
-}
-
-const watchers = new WeakMap<SqliteDb, Watcher>();
-
-function watcher(db: SqliteDb): Watcher {
-  let w = watchers.get(db);
-  if (w) return w;
-  const dataVersion = db.prepare("PRAGMA data_version").pluck();
-  let seenVersion: unknown = dataVersion.get();
-  let checkedAt = -Infinity;
-  const caches = new Set<Map<string, unknown>>();
-  w = {
-    caches,
-    check(now) {
-      if (now !== undefined && now - checkedAt < ROW_FRESHNESS_MS && now >= checkedAt) return;
-      checkedAt = now ?? -Infinity;
-      const version = dataVersion.get();
-      if (version === seenVersion) return;
-      seenVersion = version;
-      for (const c of caches) c.clear();
-    },
-  };
-  watchers.set(db, w);
-  return w;
-}
+import { dataVersionWatcher } from "./data-version.ts";
 
 /**
  * Rows of one table kept in memory by id, for reads made on every request (a session's
@@ -50,13 +12,13 @@ function watcher(db: SqliteDb): Watcher {
  *   stays plain SQLite for the CLI and other tools. An INSERT needs nothing: unknown keys
  *   are never remembered.
  * - a commit by any other connection (the CLI, a second process, a worker thread) changes
- *   SQLite's `data_version`, read at most every ROW_FRESHNESS_MS of `now`, which empties
+ *   SQLite's `data_version`, read at most every ROW_FRESHNESS_MS of `now` (data-version.ts), which empties
  *   the connection's caches. Without `now` it is read on that call.
  */
 export function createRowCache<V>(db: SqliteDb, table: "sessions" | "tenants", load: (id: string) => V | undefined, maxEntries: number) {
   const cache = new Map<string, V>();
-  const w = watcher(db);
-  w.caches.add(cache);
+  const w = dataVersionWatcher(db);
+  w.listeners.add(() => cache.clear());
   const changed = `tenantd_${table}_row_changed`;
   db.function(changed, { deterministic: false }, (key: unknown) => {
     cache.delete(String(key));

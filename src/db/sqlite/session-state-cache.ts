@@ -1,6 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
 import type { SessionState } from "../types.ts";
-import { createRowCache, ROW_FRESHNESS_MS } from "./row-cache.ts";
+import { createRowCache } from "./row-cache.ts";
+import { ROW_FRESHNESS_MS } from "./data-version.ts";
 
 /** Sessions whose state is kept in memory; past it the earliest loaded go first. */
 export const SESSION_CACHE_SIZE = 50_000;
