@@ -4,15 +4,23 @@
 import { Agent, request } from "node:http";
 import { execFileSync } from "node:child_process";
 
-const { port, request: [method, path, headers, body] } = JSON.parse(process.argv[2]);
+// A fifth element names the reply's field that the next request's body carries (a refresh chain).
+const { port, request: [method, path, headers, first, chain] } = JSON.parse(process.argv[2]);
+let body = first;
 const [warm, count, pid] = process.argv.slice(3).map(Number);
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-const sent = body ? { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } : headers;
 const call = () =>
   new Promise((resolve, reject) => {
+    const sent = body ? { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } : headers;
     const req = request({ host: "127.0.0.1", port, method, path, agent, headers: sent }, (res) => {
-      res.resume();
-      res.on("end", () => (res.statusCode >= 400 ? reject(new Error(`${method} ${path}: ${res.statusCode}`)) : resolve()));
+      let reply = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk) => (reply += chunk));
+      res.on("end", () => {
+        if (res.statusCode >= 400) return reject(new Error(`${method} ${path}: ${res.statusCode} ${reply}`));
+        if (chain) body = JSON.stringify({ [chain]: JSON.parse(reply)[chain] });
+        resolve();
+      });
     });
     req.on("error", reject);
     req.end(body);

@@ -1,11 +1,11 @@
 #!/bin/bash
 # Instructions per request of one server alone, in steady state (docs/performance.md, ninth round).
 # Needs valgrind (apt install valgrind) and a built dist/ (npm run build).
-#   bench/instructions/count.sh tenantd|raw me|get|usage|introspect|list-indexed|list-unindexed [requests=3000] [warm-up=20000]
+#   bench/instructions/count.sh tenantd|raw me|get|usage|introspect|refresh|list-indexed|list-unindexed [requests=3000] [warm-up=20000]
 # KEEP=dir keeps callgrind's output and the JIT's symbol map (node --perf-basic-prof) there.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-KIND=${1:?tenantd or raw}; SCENARIO=${2:?me, get, usage or introspect}; N=${3:-3000}; WARM=${4:-20000}
+KIND=${1:?tenantd or raw}; SCENARIO=${2:?a scenario}; N=${3:-3000}; WARM=${4:-20000}
 D=$(mktemp -d)
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$D/cg.out" \
   node --single-threaded --perf-basic-prof "$HERE/server.mjs" "$KIND" "$SCENARIO" > "$D/line" 2> "$D/err" &

@@ -2,6 +2,7 @@
 // `node server.mjs tenantd|raw <scenario>` sets up in process, prints {port, request} as one
 // JSON line and serves until killed. The raw side is the bench's baseline SQL for the same
 // scenario, as in raw-server.mjs.
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { createTenantBackend } from "../../dist/index.js";
 import { COLLECTIONS, COLLECTION_SETTINGS, FILTERS, recordData } from "../dataset.mjs";
 
 const [kind = "tenantd", scenario = "me"] = process.argv.slice(2);
+const sha = (text) => createHash("sha256").update(text).digest("hex");
 const dir = mkdtempSync(join(tmpdir(), "tenantd-instructions-"));
 
 async function tenantd() {
@@ -34,6 +36,8 @@ async function tenantd() {
     introspect: ["POST", "/api/v1/auth/introspect", { "x-service-key": app.publishableKey, authorization: bearer.authorization }, "{}"],
     "list-indexed": list(FILTERS.indexed),
     "list-unindexed": list(FILTERS.unindexed),
+    // The fifth element names the reply's field the next request sends (client.mjs): a chain.
+    refresh: ["POST", "/api/v1/auth/refresh", { "x-service-key": app.publishableKey }, JSON.stringify({ refreshToken: s.refreshToken }), "refreshToken"],
   };
   return { handler: toNodeHandler(backend), request: requests[scenario] };
 }
@@ -47,9 +51,11 @@ function raw() {
     CREATE TABLE records (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, collection TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
     CREATE INDEX records_list ON records (tenant_id, collection, created_at);
     CREATE INDEX records_status ON records (tenant_id, collection, json_extract(data, '$.status'), created_at);
+    CREATE TABLE refresh_tokens (token_hash TEXT PRIMARY KEY, session_id TEXT NOT NULL, created_at INTEGER NOT NULL, rotated_at INTEGER);
     CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (tenant_id, feature, period));
     INSERT INTO tenants VALUES ('t1', 'a@example.com', 'x', 1);
-    INSERT INTO sessions VALUES ('s1', 't1', 1, 99999999999999, NULL);`);
+    INSERT INTO sessions VALUES ('s1', 't1', 1, 99999999999999, NULL);
+    INSERT INTO refresh_tokens VALUES ('${sha("rt0")}', 's1', 1, NULL);`);
   const q = {
     tenant: db.prepare("SELECT id, email, created_at FROM tenants WHERE id = ?"),
     session: db.prepare("SELECT * FROM sessions WHERE id = ?"),
@@ -64,6 +70,21 @@ function raw() {
     },
     increment: db.prepare("INSERT INTO usage (tenant_id, feature, period, count) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count"),
   };
+  // As raw-server.mjs's /refresh.
+  const rotation = {
+    byRefresh: db.prepare("SELECT s.*, r.rotated_at FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = ?"),
+    markRotated: db.prepare("UPDATE refresh_tokens SET rotated_at = ? WHERE token_hash = ?"),
+    insertRefresh: db.prepare("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
+    extend: db.prepare("UPDATE sessions SET expires_at = ? WHERE id = ?"),
+  };
+  const rotate = db.transaction((oldHash, next, now) => {
+    const row = rotation.byRefresh.get(oldHash);
+    if (!row) return undefined;
+    rotation.markRotated.run(now, oldHash);
+    rotation.insertRefresh.run(next, row.id, now);
+    rotation.extend.run(now + 90 * 86_400_000, row.id);
+    return row;
+  });
   const insert = db.prepare("INSERT INTO records VALUES (?, 't1', ?, ?, ?, ?)");
   for (let i = 0; i < 100; i++) insert.run(`r${i}`, COLLECTIONS.spread, JSON.stringify(recordData(i)), 1000 + i, 1000 + i);
   const totals = new Map();
@@ -92,13 +113,19 @@ function raw() {
     period: "monthly",
     limit: null,
   }));
+  app.post("/refresh", async (event) => {
+    const { refreshToken } = await event.req.json();
+    const next = randomBytes(32).toString("base64url");
+    if (!rotate.immediate(sha(refreshToken), sha(next), Date.now())) throw new Error("unknown refresh token");
+    return { refreshToken: next };
+  });
   // The same headers as tenantd's requests carry, so both parse the same request size.
   const headers = { authorization: `Bearer ${"x".repeat(280)}`, "x-service-app": "app_h3g75lgcso446o2l" };
   const rawList = (filter) => {
     const [[field, value]] = Object.entries(filter);
     return ["GET", `/records/t1/${COLLECTIONS.spread}?field=${field}&value=${value}&limit=20`, headers];
   };
-  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"] };
+  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"], refresh: ["POST", "/refresh", {}, JSON.stringify({ refreshToken: "rt0" }), "refreshToken"] };
   return { handler: toNodeHandler(app), request: requests[scenario] };
 }
 
