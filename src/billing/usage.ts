@@ -38,7 +38,6 @@ export async function readUsage(core: Core, app: AppRow, tenantId: string, featu
   return { count, period: p, limit };
 }
 
-/** Adds `by` in the current UTC period; past the limit nothing changes and it is 402 `limit_reached`. */
 /**
  * Adds `by` in the current UTC period; past the limit nothing changes and it is 402
  * `limit_reached`. Synchronous when the entitlements are remembered and the store answers at
