@@ -74,6 +74,13 @@ const ENTITLING_SQL = ENTITLING_STATUSES.map((s) => `'${s}'`).join(", ");
 
 export type BillingRepo = ReturnType<typeof createBillingRepo>;
 
+/** The usage upsert; `limit` adds a condition to its conflict clause (the counter's app is always checked). */
+const incrementUsageSql = (limit: string) =>
+  `INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count) VALUES (?, ?, ?, ?, ?, ?)
+   ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
+   WHERE billing_usage.app_id = excluded.app_id${limit}
+   RETURNING count`;
+
 export function createBillingRepo(db: SqliteDb) {
   const q = {
     insertPlan: db.prepare(
@@ -151,23 +158,9 @@ export function createBillingRepo(db: SqliteDb) {
     // One statement: the limit check and the write cannot be split by a concurrent increment.
     // Positional values, and a statement without the limit for unlimited features: binding
     // named values and testing a NULL limit cost a quarter of an increment's instructions.
-    increment: db
-      .prepare<[string, string, string, number, string, number], number>(
-        `INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
-         WHERE billing_usage.app_id = excluded.app_id
-         RETURNING count`,
-      )
-      .pluck(),
+    increment: db.prepare<[string, string, string, number, string, number], number>(incrementUsageSql("")).pluck(),
     // `by` is at most the limit (checked before): a new counter fits, an existing one only while count + by <= limit.
-    incrementWithin: db
-      .prepare<[string, string, string, number, string, number, number], number>(
-        `INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
-         WHERE billing_usage.app_id = excluded.app_id AND billing_usage.count + excluded.count <= ?
-         RETURNING count`,
-      )
-      .pluck(),
+    incrementWithin: db.prepare<[string, string, string, number, string, number, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
   };
 
   const changes = createBillingChanges(db);
@@ -177,7 +170,7 @@ export function createBillingRepo(db: SqliteDb) {
   const versioned: { entitlementsVersion?: (now?: number) => number } = {
     /**
      * Moves whenever plans, subscriptions or family membership may have changed: at once on
-     * this connection, within ROW_FRESHNESS_MS of `now` for another process's (see
+     * this connection, within FRESHNESS_MS of `now` for another process's (see
      * billing-changes.ts). Synchronous: it is read on every request that needs entitlements.
      */
     entitlementsVersion: (now?: number) => changes.version(now),
