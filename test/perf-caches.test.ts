@@ -5,13 +5,13 @@ import { expectError, signupTenant, startBackend, type TestBackend, type TestTen
 import { billingBackend, DAY } from "./billing-fixtures.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, createAccessTokens } from "../src/auth/access-token.ts";
 import { parseList, PARSED_LIST_CACHE_SIZE } from "../src/data/query.ts";
-import { ROW_FRESHNESS_MS } from "../src/db/sqlite/data-version.ts";
+import { FRESHNESS_MS } from "../src/db/shared.ts";
 
 /**
  * Hot-path caches kept in memory on SQLite (src/db/sqlite/record-counts.ts, the effective
  * entitlements in src/billing/effective.ts): whatever
  * changes what they hold — a write through the API, a cascade — must show on the very next
- * request; another process's write within ROW_FRESHNESS_MS.
+ * request; another process's write within FRESHNESS_MS.
  */
 
 const create = (t: TestBackend, tenant: TestTenant, collection = "notes", data: object = { n: 1 }) =>
@@ -121,10 +121,10 @@ describe("usage limits under the in-memory effective entitlements", () => {
         .prepare("INSERT INTO billing_subscriptions (tenant_id, source, app_id, plan_id, status, created_at, updated_at) VALUES (?, 'gift', ?, ?, 'active', ?, ?)")
         .run(tenant.id, b.t.app.id, plan.id, b.t.clock(), b.t.clock()),
     );
-    b.t.clock.advance(ROW_FRESHNESS_MS);
+    b.t.clock.advance(FRESHNESS_MS);
     expect((await increment()).body).toMatchObject({ count: 2, limit: 3 });
     otherProcess(b.t, (db) => db.prepare("DELETE FROM billing_subscriptions WHERE tenant_id = ?").run(tenant.id));
-    b.t.clock.advance(ROW_FRESHNESS_MS);
+    b.t.clock.advance(FRESHNESS_MS);
     expectError(await increment(), 402, "limit_reached");
   });
 });
@@ -302,5 +302,18 @@ describe("verified access tokens under the token cache", () => {
     const [h, p] = token.split(".");
     expect(tokens.verify(`${h}.${p}.${"A".repeat(43)}`, now)).toEqual({ ok: false, reason: "signature" });
     expect(tokens.cached).toBe(0);
+  });
+});
+
+describe("apps under the app cache", () => {
+  it("a publishable key changed by another process (the CLI) applies within FRESHNESS_MS", async () => {
+    const t = await startBackend();
+    const introspect = (key: string) => t.request("POST", "/api/v1/auth/introspect", { key, body: {} });
+    const old = t.app.publishableKey;
+    expect((await introspect(old)).status).toBe(200);
+    otherProcess(t, (db) => db.prepare("UPDATE apps SET publishable_key = ? WHERE id = ?").run("pk_changed_elsewhere", t.app.id));
+    await new Promise((r) => setTimeout(r, FRESHNESS_MS + 20));
+    expect((await introspect("pk_changed_elsewhere")).status).toBe(200);
+    expect((await introspect(old)).status).toBe(401);
   });
 });

@@ -6,7 +6,7 @@ import { PASSWORD, refresh } from "./_auth.ts";
 import { SESSION_FRESHNESS_MS, sessionStates } from "../src/db/sqlite/session-state-cache.ts";
 import { storeRows } from "./_store.ts";
 import { tokenFromOutbox } from "./_email.ts";
-import { ROW_FRESHNESS_MS } from "../src/db/sqlite/data-version.ts";
+import { FRESHNESS_MS } from "../src/db/shared.ts";
 
 /**
  * On SQLite the tenant guard keeps session states in memory (src/db/sqlite/session-state-cache.ts).
@@ -152,10 +152,10 @@ describe("tenant row cache: what me and introspection show follows every change"
           })()
         : storeRows(t.backend).run(sql, ...args);
     await other("UPDATE tenants SET email_verified_at = ? WHERE id = ?", t.clock(), tenant.id);
-    t.clock.advance(ROW_FRESHNESS_MS);
-    expect((await shown(t, tenant)).verifiedAt).toBe(new Date(t.clock() - ROW_FRESHNESS_MS).toISOString());
+    t.clock.advance(FRESHNESS_MS);
+    expect((await shown(t, tenant)).verifiedAt).toBe(new Date(t.clock() - FRESHNESS_MS).toISOString());
     await other("DELETE FROM tenants WHERE id = ?", tenant.id);
-    t.clock.advance(ROW_FRESHNESS_MS);
+    t.clock.advance(FRESHNESS_MS);
     expectError(await me(t, tenant), 401, "session_ended");
     expect((await introspect(t, tenant)).body.active).toBe(false);
   });

@@ -5,7 +5,10 @@ import type { Json } from "../data/query.ts";
  * few values behind them.
  */
 
-/** How stale the app cache may be for changes made by another process or node. */
+/**
+ * How stale an in-memory cache (apps; on SQLite also sessions, tenants, entitlements) may be
+ * for changes made by another process or node.
+ */
 export const FRESHNESS_MS = 100;
 
 /** Subscription statuses that grant a plan's entitlements. */

@@ -1,6 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import type { AppSettings } from "../../apps/settings.ts";
-import { FRESHNESS_MS } from "../shared.ts";
+import { dataVersionWatcher } from "./data-version.ts";
 import type { AppRow } from "../types.ts";
 
 interface RawApp {
@@ -19,7 +19,7 @@ export type AppsRepo = ReturnType<typeof createAppsRepo>;
 /**
  * Apps are read on every request (by key or id), so they are cached in memory. The cache
  * is dropped on our own writes at once, and within FRESHNESS_MS of another connection's
- * commit (the CLI, a second process), seen through SQLite's data_version.
+ * commit (the CLI, a second process), seen through SQLite's data_version (data-version.ts).
  */
 export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => AppSettings) {
   const toApp = (r: RawApp): AppRow => ({
@@ -48,12 +48,14 @@ export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => Ap
     adoptUnowned: db.prepare<[string]>("UPDATE apps SET owner_id = ? WHERE owner_id IS NULL"),
     remove: db.prepare<[string]>("DELETE FROM apps WHERE id = ?"),
     count: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM apps"),
-    dataVersion: db.prepare("PRAGMA data_version").pluck(),
   };
 
   let byId = new Map<string, AppRow>();
   let byKey = new Map<string, AppRow>();
-  let loadedAt: unknown = undefined;
+  // Loaded on first use, and again after our own write or another connection's commit.
+  let stale = true;
+  const others = dataVersionWatcher(db);
+  others.listeners.add(() => (stale = true));
 
   function load() {
     byId = new Map();
@@ -64,21 +66,14 @@ export function createAppsRepo(db: SqliteDb, parseSettings: (raw: unknown) => Ap
       byKey.set(app.publishableKey, app);
     }
   }
-  let checkedAt = 0;
   function fresh() {
-    // Another process's commit shows in data_version; asking SQLite on every request cost a
-    // measurable share of the cheapest endpoints, so it is asked at most every FRESHNESS_MS.
-    const now = Date.now();
-    if (loadedAt !== undefined && now - checkedAt < FRESHNESS_MS) return;
-    checkedAt = now;
-    const version = q.dataVersion.get();
-    if (version !== loadedAt) {
-      load();
-      loadedAt = version;
-    }
+    others.check(Date.now());
+    if (!stale) return;
+    load();
+    stale = false;
   }
   const invalidate = () => {
-    loadedAt = undefined;
+    stale = true;
   };
 
   return {

@@ -10,7 +10,7 @@ import { dataVersionWatcher } from "./data-version.ts";
  * Nothing has to remember to bump it: TEMP triggers on this connection fire on every write
  * to those tables (cascades from a tenant or app deleted included), and a commit by any other
  * connection (the CLI, a second process) changes SQLite's `data_version`, read at most every
- * ROW_FRESHNESS_MS of `now` (data-version.ts; on every call without `now`).
+ * FRESHNESS_MS of `now` (data-version.ts; on every call without `now`).
  */
 export function createBillingChanges(db: SqliteDb) {
   let version = 0;

@@ -1,15 +1,13 @@
 import type { SqliteDb } from "./connection.ts";
+import { FRESHNESS_MS } from "../shared.ts";
 
 /**
- * How long another process's commit (the CLI ending a session, verifying a tenant, granting
- * a plan) may go unseen by the in-memory caches over a connection. Reading `data_version`
- * costs as much as the query a cache saves (a read transaction: two file locks), so it is
- * read at most this often, as the app cache does (src/db/sqlite/apps.ts): the same 0.1 s for
- * every CLI change.
+ * Per connection: one `data_version` reading, paced by the callers' clock, shared by its
+ * in-memory caches (apps, session states, tenant rows, the entitlements version), so another
+ * process's commit (the CLI changing an app, ending a session, granting a plan) is seen
+ * within FRESHNESS_MS. Reading `data_version` costs as much as the query a cache saves (a
+ * read transaction: two file locks), so it is read at most that often.
  */
-export const ROW_FRESHNESS_MS = 100;
-
-/** Per connection: one `data_version` reading, paced by the callers' clock, shared by its caches. */
 export interface DataVersionWatcher {
   /** Calls every listener when another connection has committed since the last look; unpaced without `now`. */
   check(now: number | undefined): void;
@@ -29,7 +27,7 @@ export function dataVersionWatcher(db: SqliteDb): DataVersionWatcher {
   w = {
     listeners,
     check(now) {
-      if (now !== undefined && now - checkedAt < ROW_FRESHNESS_MS && now >= checkedAt) return;
+      if (now !== undefined && now - checkedAt < FRESHNESS_MS && now >= checkedAt) return;
       checkedAt = now ?? -Infinity;
       const version = dataVersion.get();
       if (version === seenVersion) return;

@@ -12,7 +12,7 @@ import { dataVersionWatcher } from "./data-version.ts";
  *   stays plain SQLite for the CLI and other tools. An INSERT needs nothing: unknown keys
  *   are never remembered.
  * - a commit by any other connection (the CLI, a second process, a worker thread) changes
- *   SQLite's `data_version`, read at most every ROW_FRESHNESS_MS of `now` (data-version.ts), which empties
+ *   SQLite's `data_version`, read at most every FRESHNESS_MS of `now` (data-version.ts), which empties
  *   the connection's caches. Without `now` it is read on that call.
  */
 export function createRowCache<V>(db: SqliteDb, table: "sessions" | "tenants", load: (id: string) => V | undefined, maxEntries: number) {

@@ -1,12 +1,12 @@
 import type { SqliteDb } from "./connection.ts";
 import type { SessionState } from "../types.ts";
 import { createRowCache } from "./row-cache.ts";
-import { ROW_FRESHNESS_MS } from "./data-version.ts";
+import { FRESHNESS_MS } from "../shared.ts";
 
 /** Sessions whose state is kept in memory; past it the earliest loaded go first. */
 export const SESSION_CACHE_SIZE = 50_000;
 /** How long another process's commit (the CLI ending a session) may go unseen (row-cache.ts). */
-export const SESSION_FRESHNESS_MS = ROW_FRESHNESS_MS;
+export const SESSION_FRESHNESS_MS = FRESHNESS_MS;
 
 interface RawSession {
   id: string;
@@ -21,7 +21,7 @@ interface RawSession {
  * the check is a map lookup instead of a query. Revocation stays instant: every write to
  * `sessions` on this connection (logout, password reset, refresh-reuse revocation, family
  * removal, purge, a tenant's deletion by cascade) drops the row's entry through a TEMP
- * trigger, and another process's commit is seen within SESSION_FRESHNESS_MS (row-cache.ts).
+ * trigger, and another process's commit is seen within SESSION_FRESHNESS_MS (data-version.ts).
  * Expiry needs no entry removal: the guard compares `expiresAt` with its clock.
  */
 export function createSessionStateCache(db: SqliteDb, maxEntries = SESSION_CACHE_SIZE) {

@@ -87,7 +87,7 @@ export function createTenantsRepo(db: SqliteDb) {
     },
     /**
      * With `now` (the caller's clock) the row may come from memory: every change to it on
-     * this connection is seen at once, another process's within ROW_FRESHNESS_MS (data-version.ts).
+     * this connection is seen at once, another process's within FRESHNESS_MS (data-version.ts).
      * `me` and introspection read it on every request.
      */
     findById(appId: string, id: string, now?: number): TenantRow | undefined {
