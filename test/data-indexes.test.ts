@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createTenantBackend } from "../src/index.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
 import { recordScope } from "../src/data/records.ts";
+import { appIndexSync } from "../src/data/install.ts";
 import type { TenantAuth } from "../src/http/guards.ts";
 import { signupTenant, TEST_ARGON2 } from "./_helpers.ts";
 import { dataBackend } from "./data-helpers.ts";
@@ -91,6 +92,26 @@ describe("indexed fields", () => {
     const slug = await plan(b, { slug: "a" });
     if (sqlite) for (const p of [owner, slug]) expect(p).toMatch(/USING INDEX records_f_\w+ \(.*<expr>=\? AND <expr>=\?\)/);
     for (const p of [owner, slug]) expectIndexUse(b, p, /records_f_\w+/);
+  });
+
+  it("a settings change made while an older sync of the app still runs keeps its new indexes", async () => {
+    const b = await dataBackend({});
+    const { core } = b.t.backend;
+    const appId = b.t.app.id;
+    const records = core.db.records;
+    const syncIndexes = records.syncIndexes.bind(records);
+    let calls = 0;
+    // The first sync (as the startup one, slow under load) reaches the store only once the
+    // settings change below is committed.
+    records.syncIndexes = async (id, fields) => {
+      if (calls++ === 0) while (!(await core.db.apps.findById(id))?.settings.collections.items) await new Promise((r) => setTimeout(r, 5));
+      return syncIndexes(id, fields);
+    };
+    const older = appIndexSync(core)(appId);
+    await b.t.backend.admin.updateApp(appId, { settings: { collections: { items: { indexed: ["score", "owner.name"], unique: ["slug"] } } } });
+    await older;
+    expect(calls).toBe(2);
+    expect(await fieldIndexes(b)).toHaveLength(3);
   });
 
   it("lists by newest first and filters unindexed fields through the tenant's own rows", async () => {

@@ -11,20 +11,59 @@ const wantedIndexes = (app: AppRow) =>
  * older tenantd or restored from a backup).
  */
 export function installData(core: Core): void {
-  core.hooks.on("app.settingsChanged", ({ app }) => core.db.records.syncIndexes(app.id, wantedIndexes(app)));
+  const sync = appIndexSync(core);
+  core.hooks.on("app.settingsChanged", ({ app }) => sync(app.id));
   core.hooks.on("app.deleting", async ({ app }) => {
-    await core.db.records.syncIndexes(app.id, []);
+    await sync(app.id, []);
     await core.db.records.dropAutoIndexes(app.id);
   });
-  const startup = syncAll(core).catch((error: Error) => core.log.error("record index sync failed", { error: error.message }));
+  const startup = syncAll(core, sync).catch((error: Error) => core.log.error("record index sync failed", { error: error.message }));
   // A short CLI command may close the core at once: let the sync finish on this connection first.
   core.onClose(() => startup);
   // An automatic index queued by the last requests is built (or skipped) before the database closes.
   core.onClose(() => core.db.records.autoIndexesSettled());
 }
 
-async function syncAll(core: Core): Promise<void> {
+type Fields = { collection: string; path: string }[];
+
+/**
+ * The core's index sync. Syncs of one app run one after another, each reading the app's
+ * settings when its turn comes. The startup sync used to apply the settings it had listed
+ * first: on PostgreSQL, a settings change made while it still ran (an admin call right after
+ * start) had its new indexes dropped again by the older settings.
+ */
+export function appIndexSync(core: Core): AppIndexSync {
+  let sync = syncs.get(core);
+  if (!sync) syncs.set(core, (sync = createAppIndexSync(core)));
+  return sync;
+}
+
+type AppIndexSync = (appId: string, fields?: Fields) => Promise<void>;
+const syncs = new WeakMap<Core, AppIndexSync>();
+
+function createAppIndexSync(core: Core): AppIndexSync {
+  const queues = new Map<string, Promise<void>>();
+  return (appId, fields) => {
+    const run = (queues.get(appId) ?? Promise.resolve()).then(async () => {
+      let wanted = fields;
+      if (!wanted) {
+        const app = await core.db.apps.findById(appId);
+        wanted = app && wantedIndexes(app);
+      }
+      // An app deleted meanwhile: its deletion dropped its indexes.
+      if (wanted) await core.db.records.syncIndexes(appId, wanted);
+    });
+    const settled = run.catch(() => {});
+    queues.set(appId, settled);
+    void settled.then(() => {
+      if (queues.get(appId) === settled) queues.delete(appId);
+    });
+    return run;
+  };
+}
+
+async function syncAll(core: Core, sync: AppIndexSync): Promise<void> {
   const apps = await core.db.apps.list();
-  for (const app of apps) await core.db.records.syncIndexes(app.id, wantedIndexes(app));
+  for (const app of apps) await sync(app.id);
   await core.db.records.dropIndexesExcept(apps.map((a) => a.id));
 }
