@@ -13,6 +13,7 @@ import { installDashboard } from "./dashboard/install.ts";
 import { createLifecycle, defineRequestMiddleware, type Lifecycle } from "./http/lifecycle.ts";
 import { registerHealthRoutes } from "./http/health.ts";
 import { announceStart } from "./embed/startup.ts";
+import { keepTickShape } from "./http/tick-shape.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -63,6 +64,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     startMaintenance(core);
     announceStart(core, config, defaultApp);
     lifecycle.ready();
+    keepTickShape();
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
