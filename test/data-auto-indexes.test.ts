@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createAutoIndexes, AUTO_INDEX } from "../src/db/sqlite/record-auto-indexes.ts";
 import { gateWrites, writeGate } from "../src/db/sqlite/write-gate.ts";
 import { openDatabase } from "../src/db/sqlite/connection.ts";
+import { fieldIndex } from "../src/db/sqlite/record-indexes.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
 import { recordScope } from "../src/data/records.ts";
 import type { TenantAuth } from "../src/http/guards.ts";
@@ -339,5 +340,41 @@ describe("automatic index builds on a worker thread", () => {
     other.exec("COMMIT");
     again();
     expect(rows()).toEqual(["a", "b", "c"]);
+  });
+});
+
+// SQLite plans a cached statement again after a schema change, with the values bound at that
+// moment: one collection's partial index must not then serve the next collection bound.
+describe("statements planned again after an index appears", () => {
+  it("lists of a collection answer the same after another process builds an index for a different collection", async () => {
+    const b = await dataBackend();
+    seed(b, "first", 30);
+    seed(b, "second", 40);
+    const list = async (collection: string) => (await b.api.list(collection, { filter: { status: { $in: ["s3", "s4"] } }, sort: { status: 1 }, limit: 10 })).body;
+    const before = { first: await list("first"), second: await list("second") };
+    expect(before.first.total).toBe(6);
+    expect(before.second.total).toBe(8);
+
+    // The CLI or another node declares `status` on "first"; this server has not read the new settings yet.
+    const other = new Database(b.t.backend.core.sqlite.name);
+    other.exec(fieldIndex(b.t.app.id, "first", "status").sql);
+    other.close();
+    expect(await list("first")).toEqual(before.first);
+    const second = await list("second");
+    expect(second.total).toBe(8);
+    expect(second).toEqual(before.second);
+  });
+
+  it("builds the automatic index of a large collection after a declared index served a smaller collection's row count", async () => {
+    const b = await dataBackend();
+    await b.t.backend.admin.updateApp(b.t.app.id, { settings: { collections: { small: { indexed: ["status"] } } } });
+    seed(b, "small", 20);
+    expect((await b.api.list("small", { filter: { n: 3 } })).body.total).toBe(1);
+
+    seed(b, "items", AUTO_INDEX.minRows);
+    expect((await b.api.list("items", { filter: { n: 3 } })).body.total).toBe(1);
+    await b.t.backend.core.db.records.autoIndexesSettled();
+    expect(autoIndexNames(b)).toHaveLength(1);
+    expect(await plan(b, "items", { n: 3 })).toContain(`USING INDEX ${autoIndexNames(b)[0]}`);
   });
 });

@@ -1,5 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { autoFieldIndex, autoIndexPrefix, INDEX_NAME } from "./record-indexes.ts";
+import { BOUND_SCOPE } from "./records-sql.ts";
 import { runBuild } from "./auto-index-build.ts";
 import { writeGate } from "./write-gate.ts";
 import type { AutoIndexInfo } from "../types.ts";
@@ -64,7 +65,7 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
     all: db.prepare<[], Row>("SELECT * FROM record_auto_indexes"),
     touch: db.prepare<[number, string]>("UPDATE record_auto_indexes SET last_used_at = ? WHERE name = ?"),
     remove: db.prepare<[string]>("DELETE FROM record_auto_indexes WHERE name = ?"),
-    tenantRows: db.prepare<[string, string, string], number>("SELECT COUNT(*) FROM records WHERE tenant_id = ? AND app_id = ? AND collection = ?").pluck(),
+    tenantRows: db.prepare<[string, string, string], number>(`SELECT COUNT(*) FROM records WHERE ${BOUND_SCOPE}`).pluck(),
     indexExists: db.prepare<[string], number>("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
     indexNames: db.prepare<[number, string], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, ?) = ?").pluck(),
   };

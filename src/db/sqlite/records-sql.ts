@@ -136,11 +136,19 @@ function metaCondition(column: string, op: Condition["op"], value: Json): Fragme
 /** Where whereSql's fragment binds the tenant: first, so a compiled list serves every tenant by swapping it. */
 export const TENANT_PARAM = 0;
 
+/**
+ * Tenant, app and collection, bound. App and collection go through CAST so that SQLite's
+ * planner never matches them against a per-field index's WHERE (record-indexes.ts): after a
+ * schema change, SQLite 3.53 plans a statement again with the values bound at that moment,
+ * may pick that collection's partial index, and keeps the plan for every value bound later,
+ * so the same statement then answers nothing for any other collection
+ * (test/data-auto-indexes.test.ts). The plan stays a search of records_list.
+ */
+export const BOUND_SCOPE = "tenant_id = ? AND app_id = CAST(? AS TEXT) AND collection = CAST(? AS TEXT)";
+
 /** The server's own predicate: tenant, app, collection. Literal when a partial index may serve. */
 export function scopeWhere(scope: RecordScope): Fragment {
-  if (scope.indexed.size === 0) {
-    return { sql: "tenant_id = ? AND app_id = ? AND collection = ?", params: [scope.tenantId, scope.appId, scope.collection] };
-  }
+  if (scope.indexed.size === 0) return { sql: BOUND_SCOPE, params: [scope.tenantId, scope.appId, scope.collection] };
   return {
     sql: `tenant_id = ? AND app_id = ${literal(scope.appId, APP_ID)} AND collection = ${literal(scope.collection, COLLECTION_NAME)}`,
     params: [scope.tenantId],
