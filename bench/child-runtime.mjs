@@ -1,6 +1,7 @@
 // What both server children share: the IPC command loop and the process figures the parent
 // reads between scenarios (RSS, peak RSS, event-loop delay). Only the parent measures load.
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, PerformanceObserver, constants } from "node:perf_hooks";
+import { getHeapSpaceStatistics } from "node:v8";
 import { Session } from "node:inspector/promises";
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +24,22 @@ export function serveIpc(commands) {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }, 25);
   sampler.unref();
+  // Garbage collection per scenario: time in young (scavenge) and full collections, and the
+  // young generation's size, which V8 grows and shrinks with what the process did before.
+  const noGc = () => ({ youngMs: 0, youngCount: 0, fullMs: 0, fullCount: 0 });
+  let gc = noGc();
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+        gc.youngMs += e.duration;
+        gc.youngCount++;
+      } else {
+        gc.fullMs += e.duration;
+        gc.fullCount++;
+      }
+    }
+  }).observe({ entryTypes: ["gc"] });
+  const newSpaceMb = () => (getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0) / MB;
 
   // `--profile`: a CPU profile of each measured load alone (not seeding or warm-up), written
   // by `stats` as <dir>/<name>.cpuprofile.
@@ -41,11 +58,13 @@ export function serveIpc(commands) {
       }
       loop.reset();
       cpuAtReset = process.cpuUsage();
+      gc = noGc();
       return true;
     },
     "stats.reset": () => {
       loop.reset();
       cpuAtReset = process.cpuUsage();
+      gc = noGc();
       peakRss = process.memoryUsage.rss();
       return { rssMb: peakRss / MB };
     },
@@ -66,6 +85,7 @@ export function serveIpc(commands) {
         loopP50Ms: loop.count ? loop.percentile(50) / 1e6 : 0,
         loopP99Ms: loop.count ? loop.percentile(99) / 1e6 : 0,
         loopMaxMs: loop.count ? loop.max / 1e6 : 0,
+        gc: { ...gc, newSpaceMb: newSpaceMb() },
       };
     },
   };

@@ -100,6 +100,10 @@ function combineRounds({ nodes, before }, rounds) {
     // Server CPU per request: steadier than req/s on a busy machine, where the client and other work take the cores.
     cpuUsPerRequest: perRequest(sumOver("cpuMs")),
     cpuSystemUsPerRequest: perRequest(sumOver("cpuSystemMs")),
+    // Garbage collection's share of that CPU, and the young generation's size at the end.
+    gcUsPerRequest: perRequest(all.reduce((n, s) => n + s.gc.youngMs + s.gc.fullMs, 0)),
+    scavengesPer1kRequests: requests ? (all.reduce((n, s) => n + s.gc.youngCount, 0) * 1000) / requests : undefined,
+    newSpaceMb: Math.max(...all.map((s) => s.gc.newSpaceMb)),
     ...(rounds[0].measuresDb ? { dbCpuUsPerRequest: perRequest(dbMs) } : {}),
     ...(nodes.length > 1 ? { nodes: nodes.length, cpuUsPerRequestByNode: nodes.map((_, i) => perRequest(rounds.reduce((n, r) => n + r.stats[i].cpuMs, 0))) } : {}),
     rssMb: max("rssMb"),

@@ -210,6 +210,7 @@ function side(s) {
   return (
     `${s.rps.toFixed(0)} req/s p50 ${s.p50} p99 ${s.p99} ms, loop p99 ${s.loopP99Ms.toFixed(1)} ms` +
     (s.cpuUsPerRequest !== undefined ? `, ${s.cpuUsPerRequest.toFixed(0)} µs CPU/req (${s.cpuSystemUsPerRequest.toFixed(0)} system)` : "") +
+    (s.gcUsPerRequest !== undefined ? `, GC ${s.gcUsPerRequest.toFixed(1)} µs/req (${s.scavengesPer1kRequests.toFixed(1)} scavenges per 1k, young gen ${s.newSpaceMb.toFixed(0)} MB)` : "") +
     (s.loginRps !== undefined ? `, logins ${s.loginRps.toFixed(0)}/s` : "") +
     (s.non2xx || s.errors ? ` (${s.non2xx} non-2xx, ${s.errors} errors)` : "")
   );
