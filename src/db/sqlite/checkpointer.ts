@@ -26,7 +26,17 @@ export interface CheckpointOptions {
 /** SQLite's own automatic checkpoint, in WAL frames (pages): restored when the worker goes. */
 const SQLITE_AUTOCHECKPOINT = 1000;
 
-const DEFAULTS: CheckpointOptions = { busyChanges: 500, watchMs: 1000, restartFrames: SQLITE_AUTOCHECKPOINT, busyMs: 50, idleMs: 500 };
+/**
+ * WAL pages (4 KiB each: at most 64 MiB) before the server's connection is asked to finish a
+ * checkpoint so the WAL starts over. That finish runs on the event loop, and its two fsyncs
+ * take 11–16 ms here however few pages are left: at SQLite's own 1,000 pages it came after
+ * nearly every pass of the worker under steady writes, 15 times a second of refreshes, about
+ * a fifth of the loop's time (docs/performance.md, fourteenth round). Readers search only the
+ * pages past the last checkpoint, which the worker keeps short, so a longer WAL costs disk only.
+ */
+const RESTART_FRAMES = 16_000;
+
+const DEFAULTS: CheckpointOptions = { busyChanges: 500, watchMs: 1000, restartFrames: RESTART_FRAMES, busyMs: 50, idleMs: 500 };
 
 export interface Checkpointer {
   /** Whether the worker is copying the WAL (false before the first busy second, and after a failure). */
