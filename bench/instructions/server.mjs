@@ -68,7 +68,7 @@ function raw() {
       status: db.prepare("SELECT COUNT(*) FROM records WHERE tenant_id = ? AND collection = ? AND json_extract(data, '$.status') = ?").pluck(),
       category: db.prepare("SELECT COUNT(*) FROM records WHERE tenant_id = ? AND collection = ? AND +json_extract(data, '$.category') = ?").pluck(),
     },
-    increment: db.prepare("INSERT INTO usage (tenant_id, feature, period, count) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count"),
+    increment: db.prepare("INSERT INTO usage (tenant_id, feature, period, count) VALUES (?, ?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count").pluck(),
   };
   // As raw-server.mjs's /refresh.
   const rotation = {
@@ -109,7 +109,8 @@ function raw() {
     return { active: !!s && s.ended_at === null && s.expires_at > Date.now(), tenantId: s?.tenant_id ?? null };
   });
   app.post("/usage/:tenant/:feature/increment", (event) => ({
-    count: q.increment.get(getRouterParam(event, "tenant"), getRouterParam(event, "feature"), new Date().toISOString().slice(0, 7)),
+    // all(), as raw-server.mjs: stepped to its end, so SQLite checkpoints as it does for any commit.
+    count: q.increment.all(getRouterParam(event, "tenant"), getRouterParam(event, "feature"), new Date().toISOString().slice(0, 7))[0],
     period: "monthly",
     limit: null,
   }));
