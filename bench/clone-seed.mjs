@@ -102,9 +102,11 @@ export function cloneSeed(db, { recordId, tenantId, count, spread }) {
       return rec.row[c];
     });
 
-  if (count) {
+  // Made and written 100,000 rows at a time, as the baseline seeds: all 1,000,000 at once
+  // left this server's heap at 800 MB, and its collection slowed every later scenario.
+  for (let from = 1; from < (count ?? 0); from += 100_000) {
     const rows = [];
-    for (let i = 1; i < count; i++) rows.push(recordRow(tenantId, i, seedTime(i, count)));
+    for (let i = from; i < Math.min(count, from + 100_000); i++) rows.push(recordRow(tenantId, i, seedTime(i, count)));
     insertRecords(rows);
   }
   if (spread) {
