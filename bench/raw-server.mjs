@@ -205,11 +205,10 @@ app.put("/records/:id", async (event) => {
   return { record: toRecord(r) };
 });
 
-// A write statement with RETURNING is read with all(), not get(), where it commits on its own
-// (here and in PUT /records/:id):
-// SQLite checkpoints only when a statement steps to its end, so get() never would, and the
-// WAL grew without bound during a measured round (90,000 increments: 371 MB against 4.1 MB)
-// while tenantd pays for its checkpoints (docs/performance.md, fourteenth round).
+// A write with RETURNING that commits on its own is read with all(), not get() (here and in
+// PUT /records/:id): SQLite checkpoints only when a statement steps to its end, so with get()
+// the WAL grew without bound during a measured round (90,000 increments: 371 MB against
+// 4.1 MB), while tenantd pays for its checkpoints (docs/performance.md, fourteenth round).
 app.post("/usage/:tenant/:feature/increment", (event) => {
   const period = new Date().toISOString().slice(0, 7);
   const [count] = q.incrementUsage.all(getRouterParam(event, "tenant"), getRouterParam(event, "feature"), period);

@@ -29,10 +29,10 @@ const SQLITE_AUTOCHECKPOINT = 1000;
 /**
  * WAL pages (4 KiB each: at most 64 MiB) before the server's connection is asked to finish a
  * checkpoint so the WAL starts over. That finish runs on the event loop, and its two fsyncs
- * take 11–16 ms here however few pages are left: at SQLite's own 1,000 pages it came after
- * nearly every pass of the worker under steady writes, 15 times a second of refreshes, about
- * a fifth of the loop's time (docs/performance.md, fourteenth round). Readers search only the
- * pages past the last checkpoint, which the worker keeps short, so a longer WAL costs disk only.
+ * took 15–20 ms here however few pages were left: at SQLite's own 1,000 pages it came after
+ * nearly every pass of the worker under steady writes, 10–15 times a second of refreshes,
+ * up to a fifth of the loop's time (docs/performance.md, fourteenth round). Readers look up
+ * only the pages past the last checkpoint, which the worker keeps short: a longer WAL costs disk.
  */
 const RESTART_FRAMES = 16_000;
 
