@@ -27,7 +27,7 @@ export interface CheckpointOptions {
 const SQLITE_AUTOCHECKPOINT = 1000;
 
 /**
- * WAL pages (4 KiB each: at most 64 MiB) before the server's connection is asked to finish a
+ * WAL pages (4 KiB each: about 64 MiB) before the server's connection is asked to finish a
  * checkpoint so the WAL starts over. That finish runs on the event loop, and its two fsyncs
  * took 15–20 ms here however few pages were left: at SQLite's own 1,000 pages it came after
  * nearly every pass of the worker under steady writes, 10–15 times a second of refreshes,
