@@ -50,7 +50,8 @@ const COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "raw req/s", "
 export function tableRows(rows, argon2Bound) {
   return rows.map((row) => {
     if (row.skipped || row.failed) return [row.name, row.skipped ?? `failed: ${row.failed.split("\n")[0].slice(0, 160)}`];
-    const td = row.tenantd ?? {};
+    // A control row shows the second baseline in tenantd's columns (run.mjs, runControl).
+    const td = row.tenantd ?? row.rawB ?? {};
     const raw = row.raw ?? {};
     const verdict = judge(row, argon2Bound);
     return [
@@ -62,11 +63,11 @@ export function tableRows(rows, argon2Bound) {
       ms(raw.p50),
       ms(raw.p99),
       row.ratio === undefined ? "" : fmt(row.ratio, 2),
-      row.target?.text ?? "",
+      row.target?.text ?? (row.rawB ? "none: raw B / raw" : ""),
       verdict?.figure ?? "",
       verdict ? (verdict.met ? "yes" : "NO") : "",
       td.cpuUsPerRequest === undefined ? "" : `${fmt(td.cpuUsPerRequest)} / ${fmt(raw.cpuUsPerRequest)}`,
-      fmt(td.rssMb),
+      fmt(row.tenantd?.rssMb),
     ];
   });
 }

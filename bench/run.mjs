@@ -71,8 +71,10 @@ const resultsDir = fileURLToPath(new URL("./results", import.meta.url));
 const startedAt = new Date().toISOString();
 const profileEnv = opts.profile ? { TENANTD_BENCH_PROFILE_DIR: `${resultsDir}/profiles` } : undefined;
 const [td, raw] = await Promise.all([onSqlite ? startChild("./tenantd-server.mjs", { env: profileEnv }) : undefined, startChild("./raw-server.mjs", { env: profileEnv })]);
-const pg = onPostgres ? await startPostgresEngine({ env: profileEnv }).catch(async (e) => { await Promise.all([td?.stop(), raw.stop()]); throw e; }) : undefined;
-const stopAll = () => Promise.all([td?.stop(), raw.stop(), pg?.stop()]);
+// The control rows' second baseline (scenarios.mjs, `control`), idle otherwise.
+const rawB = selected.some((s) => s.control) ? await startChild("./raw-server.mjs") : undefined;
+const pg = onPostgres ? await startPostgresEngine({ env: profileEnv }).catch(async (e) => { await Promise.all([td?.stop(), raw.stop(), rawB?.stop()]); throw e; }) : undefined;
+const stopAll = () => Promise.all([td?.stop(), raw.stop(), rawB?.stop(), pg?.stop()]);
 process.once("SIGINT", () => stopAll().finally(() => process.exit(130)));
 
 const f = td && createFixtures(td, raw);
@@ -80,6 +82,7 @@ const f = td && createFixtures(td, raw);
 const fpg = pg && createFixtures(pg.node, raw, { side: "tenantd-pg" });
 if (f && fpg) fpg.raw = f.raw;
 const fRaw = f ?? fpg;
+const fRawB = rawB && createFixtures(td ?? pg.node, rawB);
 const result = {
   startedAt,
   machine: machine(),
@@ -137,6 +140,7 @@ async function runScenario(scenario) {
   const conns = scenario.connections ?? connections;
   try {
     if (scenario.custom === "storm") await runStorm(scenario, row);
+    else if (scenario.control) await runControl(scenario, row, conns);
     else {
       // Setup of both sides first: a tenantd endpoint that is missing skips the whole row.
       const sides = { tenantd: td && (await scenario.tenantd(f, { connections: conns })), raw: await scenario.raw(fRaw, { connections: conns }) };
@@ -172,8 +176,22 @@ async function runScenario(scenario) {
     else row.failed = e instanceof Error ? e.message : String(e);
   }
   // tenantd on PostgreSQL right after the raw baseline of the same scenario.
-  if (pg && pgColumn && !row.skipped) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration: singleLoad, raw: row.raw });
+  if (pg && pgColumn && !row.skipped && !scenario.control) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration: singleLoad, raw: row.raw });
   return row;
+}
+
+/** A control row: the scenario `control` names on the second baseline (B) against the first. */
+async function runControl(scenario, row, conns) {
+  const base = SCENARIOS.find((s) => s.name === scenario.control);
+  const sides = [
+    { children: rawB, side: await base.raw(fRawB, { connections: conns }) },
+    { children: raw, side: await base.raw(fRaw, { connections: conns }) },
+  ];
+  [row.rawB, row.raw] = await measureInterleaved({ scenario, sides, rounds, connections: conns, warmup, duration });
+  for (const [name, s] of [["raw B", row.rawB], ["raw", row.raw]]) {
+    if (s.non2xx || s.errors) throw new Error(`${name}: ${s.non2xx} non-2xx answers and ${s.errors} errors during the load`);
+  }
+  Object.assign(row, pairedRatio(row.rawB, row.raw));
 }
 
 /** 64 logins at once and a cheap GET on 2 more connections: how late does the event loop run? */
@@ -219,6 +237,7 @@ function side(s) {
 function printSqliteRow(row) {
   if (row.skipped) return console.log(`${row.name}: ${row.skipped}`);
   if (row.failed) return console.log(`${row.name}: FAILED ${row.failed}`);
+  if (row.rawB) return console.log(`${row.name}: raw B ${side(row.rawB)} | raw ${side(row.raw)} | ×${row.ratio.toFixed(2)} (identical servers)`);
   if (!row.tenantd) return console.log(`${row.name}: raw ${side(row.raw)}`);
   const verdict = judge(row, result.argon2?.hashesPerSecond);
   console.log(`${row.name}: tenantd ${side(row.tenantd)} | raw ${side(row.raw)} | ×${row.ratio.toFixed(2)}${verdict ? ` | ${row.target.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}`);

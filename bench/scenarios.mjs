@@ -234,6 +234,13 @@ export const SCENARIOS = [
       return { requests: () => { const next = cycle(ids); return [{ method: "GET", setupRequest: (req) => ({ ...req, path: `/records/${next()}` }) }]; } };
     },
   },
+  // The noise floor: the baseline against a second copy of itself (A/A), taking turns as
+  // tenantd and raw do. No target: the ratio an identical server reaches in this run.
+  ...["introspect", "get"].map((base) => ({
+    name: `control-${base}`,
+    title: `${base} on a second raw baseline against the first (identical code: the run's noise floor, no target)`,
+    control: base,
+  })),
   {
     name: "update",
     title: "PUT /data/:collection/:id (merge-patch)",
