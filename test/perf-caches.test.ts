@@ -5,6 +5,7 @@ import { expectError, signupTenant, startBackend, type TestBackend, type TestTen
 import { billingBackend, DAY } from "./billing-fixtures.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, createAccessTokens } from "../src/auth/access-token.ts";
 import { parseList, PARSED_LIST_CACHE_SIZE } from "../src/data/query.ts";
+import { tokenPairJson } from "../src/auth/sessions.ts";
 import { FRESHNESS_MS } from "../src/db/shared.ts";
 
 /**
@@ -302,6 +303,35 @@ describe("verified access tokens under the token cache", () => {
     const [h, p] = token.split(".");
     expect(tokens.verify(`${h}.${p}.${"A".repeat(43)}`, now)).toEqual({ ok: false, reason: "signature" });
     expect(tokens.cached).toBe(0);
+  });
+});
+
+describe("token JSON written by hand", () => {
+  const now = Date.UTC(2026, 0, 1);
+  const payloadOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8")) as unknown;
+
+  it("an access token carries exactly its claims, a family owner or null, strings escaped", () => {
+    const tokens = createAccessTokens(Buffer.alloc(32, 7));
+    const iat = now / 1000;
+    for (const claims of [
+      { sub: "tnt_1", app: "app_x", sid: "ses_1", pid: null },
+      { sub: "tnt_2", app: "app_x", sid: "ses_2", pid: "tnt_owner" },
+      { sub: 'tnt_"quoted\\', app: "app_\u2028", sid: "ses_\n", pid: "tnt_é" },
+    ]) {
+      const { token, exp } = tokens.issue(claims, now);
+      const full = { iss: "tenantd", ...claims, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS };
+      expect(exp).toBe(full.exp);
+      expect(payloadOf(token)).toEqual(full);
+      expect(Object.keys(payloadOf(token) as object)).toEqual(["iss", "sub", "app", "sid", "pid", "iat", "exp"]);
+      expect(tokens.verify(token, now)).toEqual({ ok: true, claims: full });
+    }
+  });
+
+  it("the refresh reply is the JSON of its token pair, a refresh token with JSON's special characters escaped", () => {
+    const pair = { accessToken: "eyJh.eyJp.c2ln-_", refreshToken: "rt_AbC-_09", expiresIn: 900, refreshExpiresIn: 7_776_000 };
+    expect(tokenPairJson(pair)).toBe(JSON.stringify(pair));
+    const odd = { ...pair, refreshToken: 'rt_"\\\n\u2028' };
+    expect(JSON.parse(tokenPairJson(odd))).toEqual(odd);
   });
 });
 

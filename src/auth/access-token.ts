@@ -21,6 +21,16 @@ export interface AccessClaims {
 // by comparison, before any signature is computed: no algorithm switching.
 const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
 
+/**
+ * The claims' JSON, in `AccessClaims` order, written field by field: JSON.stringify of the
+ * whole object cost about 7,500 instructions of every refresh (count.sh), most of it walking
+ * the object rather than escaping its four short strings.
+ */
+function claimsJson(claims: Omit<AccessClaims, "iss" | "iat" | "exp">, iat: number, exp: number): string {
+  const pid = claims.pid == null ? "null" : JSON.stringify(claims.pid);
+  return `{"iss":"tenantd","sub":${JSON.stringify(claims.sub)},"app":${JSON.stringify(claims.app)},"sid":${JSON.stringify(claims.sid)},"pid":${pid},"iat":${iat},"exp":${exp}}`;
+}
+
 export type VerifyResult = { ok: true; claims: AccessClaims } | { ok: false; reason: "malformed" | "signature" | "expired" };
 
 /**
@@ -49,9 +59,9 @@ export function createAccessTokens(key: Buffer, maxCached = ACCESS_TOKEN_CACHE_S
   return {
     issue(claims: Omit<AccessClaims, "iss" | "iat" | "exp">, nowMs: number): { token: string; exp: number } {
       const iat = Math.floor(nowMs / 1000);
-      const full: AccessClaims = { iss: "tenantd", ...claims, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS };
-      const body = `${HEADER}.${Buffer.from(JSON.stringify(full)).toString("base64url")}`;
-      return { token: `${body}.${sign(body)}`, exp: full.exp };
+      const exp = iat + ACCESS_TOKEN_TTL_SECONDS;
+      const body = `${HEADER}.${Buffer.from(claimsJson(claims, iat, exp)).toString("base64url")}`;
+      return { token: `${body}.${sign(body)}`, exp };
     },
     /**
      * Whether `token` is one verified before (it may have expired since). Such a token is

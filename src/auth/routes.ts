@@ -3,13 +3,14 @@ import { getRouterParam } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
+import { jsonText } from "../http/json-text.ts";
 import { checkTenant, noStore, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
 import { andThen } from "../awaitable.ts";
 import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { login, signup, SignupBody, toLocale } from "./signup.ts";
-import { refreshSession, startSession } from "./sessions.ts";
+import { refreshSession, startSession, tokenPairJson } from "./sessions.ts";
 import { toPublicTenant } from "./tenant-view.ts";
 import { resendVerification, verifyEmail } from "./verify-email.ts";
 import { requireTenantRef } from "./tenant-ref.ts";
@@ -60,7 +61,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
       const body = await readJson(event, RefreshBody, limit);
       noStore(event);
       await enforceRateLimit(event, core, "refresh");
-      return refreshSession(core, app, body.refreshToken, requestIdOf(event));
+      return jsonText(tokenPairJson(await refreshSession(core, app, body.refreshToken, requestIdOf(event))));
     }),
   );
 
