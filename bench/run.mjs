@@ -159,11 +159,7 @@ async function runScenario(scenario) {
         duration,
       });
       names.forEach((name, i) => (row[name] = measured[i]));
-      // A load that was answered with errors measured the errors, not the scenario.
-      for (const name of names) {
-        const { non2xx, errors } = row[name];
-        if (non2xx || errors) throw new Error(`${name}: ${non2xx} non-2xx answers and ${errors} errors during the load`);
-      }
+      for (const name of names) refuseErrors(name, row[name]);
       if (row.tenantd) Object.assign(row, pairedRatio(row.tenantd, row.raw));
       if (scenario.explain && td) {
         const plans = (result.explain[scenario.name] = await explain(scenario.explain));
@@ -188,10 +184,14 @@ async function runControl(scenario, row, conns) {
     { children: raw, side: await base.raw(fRaw, { connections: conns }) },
   ];
   [row.rawB, row.raw] = await measureInterleaved({ scenario, sides, rounds, connections: conns, warmup, duration });
-  for (const [name, s] of [["raw B", row.rawB], ["raw", row.raw]]) {
-    if (s.non2xx || s.errors) throw new Error(`${name}: ${s.non2xx} non-2xx answers and ${s.errors} errors during the load`);
-  }
+  refuseErrors("raw B", row.rawB);
+  refuseErrors("raw", row.raw);
   Object.assign(row, pairedRatio(row.rawB, row.raw));
+}
+
+/** A load that was answered with errors measured the errors, not the scenario. */
+function refuseErrors(name, { non2xx, errors }) {
+  if (non2xx || errors) throw new Error(`${name}: ${non2xx} non-2xx answers and ${errors} errors during the load`);
 }
 
 /** 64 logins at once and a cheap GET on 2 more connections: how late does the event loop run? */
