@@ -24,7 +24,11 @@ function postBig(url: string, path: string, headers: Record<string, string>, tot
       answered = true;
       let text = "";
       res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      res.on("end", () => {
+        resolve({ status: res.statusCode!, body: JSON.parse(text) });
+        // Done with it: the rest of the body is never sent.
+        req.destroy();
+      });
       res.on("error", reject);
     });
     req.on("error", (e) => {
@@ -45,6 +49,32 @@ function postBig(url: string, path: string, headers: Record<string, string>, tot
   });
 }
 
+/** A raw connection to the server, with what it has received so far and a way to wait for more. */
+function rawConnection(url: string) {
+  const socket = connect(Number(new URL(url).port), "127.0.0.1");
+  const state = { received: "", closed: false };
+  socket.on("data", (d) => (state.received += d));
+  socket.on("error", () => {});
+  const closed = new Promise<void>((resolve) => socket.on("close", () => resolve(void (state.closed = true))));
+  const waitFor = (what: string, done: () => boolean, ms = 5000) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms; received: ${state.received.slice(0, 500)}`)), ms);
+      const check = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        socket.off("data", check);
+        resolve();
+      };
+      socket.on("data", check);
+      check();
+    });
+  /** Resolves once `n` whole replies (status line through a JSON body) have arrived. */
+  const replies = (n: number) => waitFor(`${n} replies`, () => (state.received.match(/HTTP\/1\.1 \d{3}[^]*?\r\n\r\n\{[^]*?\}(?=HTTP|$)/g) ?? []).length >= n);
+  return { socket, state, closed, waitFor, replies };
+}
+
+const chunkOf = (bytes: number) => `${bytes.toString(16)}\r\n${" ".repeat(bytes)}\r\n`;
+
 describe("request bodies", () => {
   it("an oversized JSON body's 413 { error, message } is read by Node's http client, chunked or not (review item 15)", async () => {
     const t = await startBackend();
@@ -55,6 +85,53 @@ describe("request bodies", () => {
         expect({ status: res.status, error: res.body.error, message: typeof res.body.message }).toEqual({ status: 413, error: "payload_too_large", message: "string" });
       }
     }
+  });
+
+  it("a refused JSON body: the 413 comes while the client is still sending, the rest is dropped, and the connection serves the next request", async () => {
+    const t = await startBackend({ maxJsonBytes: 1024 });
+    const { url } = await serveHttp(t.backend);
+    const login = `POST /api/v1/auth/login HTTP/1.1\r\nhost: x\r\nx-service-key: ${t.app.publishableKey}\r\ncontent-type: application/json\r\n`;
+    const health = "GET /api/v1/health HTTP/1.1\r\nhost: x\r\n\r\n";
+    for (const declared of [false, true]) {
+      const c = rawConnection(url);
+      c.socket.write(login + (declared ? "content-length: 6000\r\n\r\n" + " ".repeat(2000) : "transfer-encoding: chunked\r\n\r\n" + chunkOf(2000)));
+      await c.replies(1);
+      expect(c.state.received, `declared: ${declared}`).toMatch(/^HTTP\/1\.1 413 [^]*\r\nconnection: keep-alive\r\n[^]*"error":"payload_too_large"/i);
+      c.socket.write((declared ? " ".repeat(4000) : chunkOf(2000) + chunkOf(2000) + "0\r\n\r\n") + health);
+      await c.replies(2);
+      expect(c.state.received.slice(c.state.received.lastIndexOf("HTTP/1.1"))).toMatch(/^HTTP\/1\.1 200 [^]*"status":"ok"/);
+      c.socket.destroy();
+    }
+  });
+
+  it("a client that keeps sending a refused JSON body is cut off after 16 MiB more, and one that stalls after the idle timeout", async () => {
+    const t = await startBackend({ maxJsonBytes: 1024, bodyIdleTimeoutSeconds: 0.5 });
+    const { url } = await serveHttp(t.backend);
+    const login = `POST /api/v1/auth/login HTTP/1.1\r\nhost: x\r\nx-service-key: ${t.app.publishableKey}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
+    const flood = rawConnection(url);
+    const chunk = Buffer.from(chunkOf(64 * 1024));
+    let written = 0;
+    flood.socket.write(login);
+    const pump = () => {
+      while (!flood.state.closed && written < 256 * 1024 * 1024) {
+        written += chunk.length;
+        if (!flood.socket.write(chunk)) return void flood.socket.once("drain", pump);
+      }
+    };
+    pump();
+    await flood.closed;
+    expect(flood.state.received).toMatch(/^HTTP\/1\.1 413 /);
+    // Dropped up to the bound (what was written includes both sides' socket buffers), no further.
+    expect(written).toBeGreaterThan(16 * 1024 * 1024);
+    expect(written).toBeLessThan(48 * 1024 * 1024);
+
+    const stall = rawConnection(url);
+    stall.socket.write(login + chunkOf(2000));
+    await stall.replies(1);
+    const answered = performance.now();
+    await stall.closed;
+    expect(stall.state.received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(performance.now() - answered).toBeLessThan(5000);
   });
 
   it("invalid UTF-8 in a JSON body is 400 invalid_json, never stored as U+FFFD (review item 14)", async () => {

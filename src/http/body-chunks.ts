@@ -3,6 +3,7 @@ import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
 import { unreadNodeRequest } from "./body.ts";
 import { bodyTimedOut, readChunk } from "./body-timeout.ts";
+import { dropRest } from "./drop-rest.ts";
 
 /** A request body read one chunk at a time, each wait bounded by the stall limit. */
 export interface BodyChunks {
@@ -131,24 +132,9 @@ function nodeBodyChunks(req: IncomingMessage, idleMs: number): BodyChunks {
     },
     discard(limit) {
       stop();
-      let dropped = queue.reduce((n, c) => n + c.length, 0);
+      const queued = queue.reduce((n, c) => n + c.length, 0);
       queue.length = 0;
-      if (ended || req.destroyed) return;
-      const drop = (chunk: Buffer) => {
-        dropped += chunk.length;
-        if (dropped > limit) {
-          req.off("data", drop);
-          req.destroy();
-          return;
-        }
-        // One chunk per turn of the event loop: the answer goes out while the client is still
-        // sending, instead of the bound being read off at full speed before it does.
-        req.pause();
-        setImmediate(() => req.resume());
-      };
-      req.on("data", drop);
-      req.on("error", () => {});
-      req.resume();
+      if (!ended) dropRest(req, limit, idleMs, queued);
     },
   };
 }

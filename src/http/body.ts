@@ -6,6 +6,7 @@ import { issueMessage } from "../tools/issue-message.ts";
 import { isPlainObject } from "../tools/merge-patch.ts";
 import { hostParsedBody } from "./host-body.ts";
 import { bodyIdleMs, bodyTimedOut, readChunk } from "./body-timeout.ts";
+import { dropRest } from "./drop-rest.ts";
 import { andThen, type Awaitable } from "../awaitable.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
@@ -15,16 +16,10 @@ export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown,
   throw fail("invalid_request", issueMessage(result.issues[0], where));
 }
 
-const tooLarge = (limit: number) =>
-  // Closing the connection stops the server from reading (and discarding) the rest of a huge body.
-  fail("payload_too_large", `The request body is larger than ${limit} bytes.`, { connection: "close" });
+const tooLarge = (limit: number) => fail("payload_too_large", `The request body is larger than ${limit} bytes.`);
 
-/**
- * After refusing a body, this much more of it is read and dropped while the 413 goes out: a
- * client still sending then reads the answer (cutting at once resets the connection under
- * it, and Node's client reports EPIPE/ECONNRESET instead of the status).
- */
-const DRAIN_AFTER_REFUSAL_BYTES = 16 * 1024 * 1024;
+/** After refusing a body, at most this much more of it is read and dropped (dropRest). */
+const DROP_AFTER_REFUSAL_BYTES = 16 * 1024 * 1024;
 
 /** JSON is UTF-8 (RFC 8259): a byte sequence that is not is refused, never patched with U+FFFD. */
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -34,21 +29,6 @@ function decodeUtf8(bytes: Buffer): string {
   } catch {
     throw fail("invalid_json", "The request body is not valid UTF-8: send JSON encoded as UTF-8.");
   }
-}
-
-/** Reads and drops up to a bound of what is left of a refused node request, then lets it go. */
-function drainNode(req: IncomingMessage): void {
-  let dropped = 0;
-  const onData = (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > DRAIN_AFTER_REFUSAL_BYTES) {
-      req.off("data", onData);
-      req.destroy();
-    }
-  };
-  req.on("data", onData);
-  req.on("error", () => {});
-  req.resume();
 }
 
 /**
@@ -86,7 +66,7 @@ function readNodeLimited(req: IncomingMessage, limit: number, idleMs: number): P
       size += chunk.length;
       if (size > limit) {
         cleanup();
-        drainNode(req);
+        dropRest(req, DROP_AFTER_REFUSAL_BYTES, idleMs);
         reject(tooLarge(limit));
         return;
       }
@@ -141,7 +121,7 @@ export function readLimited(event: H3Event, limit: number): Awaitable<string> {
   const declared = event.req.headers.get("content-length");
   const nodeReq = unreadNodeRequest(event);
   if (declared !== null && Number(declared) > limit) {
-    if (nodeReq) drainNode(nodeReq);
+    if (nodeReq) dropRest(nodeReq, DROP_AFTER_REFUSAL_BYTES, bodyIdleMs(event));
     throw tooLarge(limit);
   }
   const hostText = hostParsedBody(event, limit);
