@@ -6,6 +6,7 @@ import { billingBackend, DAY } from "./billing-fixtures.ts";
 import { ACCESS_TOKEN_TTL_SECONDS, createAccessTokens } from "../src/auth/access-token.ts";
 import { parseList, PARSED_LIST_CACHE_SIZE } from "../src/data/query.ts";
 import { tokenPairJson } from "../src/auth/sessions.ts";
+import { introspectionJson } from "../src/auth/introspect.ts";
 import { FRESHNESS_MS } from "../src/db/shared.ts";
 
 /**
@@ -332,6 +333,14 @@ describe("token JSON written by hand", () => {
     expect(tokenPairJson(pair)).toBe(JSON.stringify(pair));
     const odd = { ...pair, refreshToken: 'rt_"\\\n\u2028' };
     expect(JSON.parse(tokenPairJson(odd))).toEqual(odd);
+  });
+
+  it("the introspection answer is its JSON, active or not, strings JSON escapes escaped", () => {
+    const active = { active: true, tenantId: "tnt_abc", appId: "app_x", exp: "2026-01-01T00:15:00.000Z", parentTenantId: "tnt_owner" };
+    const inactive = { active: false, tenantId: null, appId: null, exp: null, parentTenantId: null };
+    for (const x of [active, inactive, { ...active, parentTenantId: null }]) expect(introspectionJson(x)).toBe(JSON.stringify(x));
+    const odd = { ...active, tenantId: 'tnt_"\\\n\u2028é', appId: "app x/y" };
+    expect(JSON.parse(introspectionJson(odd))).toEqual(odd);
   });
 });
 

@@ -15,7 +15,7 @@ import { toPublicTenant } from "./tenant-view.ts";
 import { resendVerification, verifyEmail } from "./verify-email.ts";
 import { requireTenantRef } from "./tenant-ref.ts";
 import { requestPasswordReset, resetPassword } from "./password-reset.ts";
-import { introspect } from "./introspect.ts";
+import { introspect, introspectionJson } from "./introspect.ts";
 import { quiet, requestIdOf } from "../http/lifecycle.ts";
 import { registerAuthPages } from "./pages.ts";
 
@@ -141,7 +141,8 @@ export function registerAuthRoutes(router: Router, core: Core): void {
           noStore(event);
           // The key names the app; the bearer needs no x-service-app beside it.
           const checked = event.req.headers.has("authorization") ? checkTenant(event, core, app) : undefined;
-          return andThen(checked, (c) => introspect(core, app, c && !("error" in c) ? c : undefined, body.include));
+          const answer = andThen(checked, (c) => introspect(core, app, c && !("error" in c) ? c : undefined, body.include));
+          return body.include.length ? answer : andThen(answer, (x) => jsonText(introspectionJson(x)));
         }),
       ),
     ),

@@ -4,6 +4,7 @@ import { fail } from "../errors.ts";
 import type { Core } from "../core.ts";
 import type { AppRow, NewSession, TenantRow } from "../db/types.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "./access-token.ts";
+import { jsonString } from "../tools/json-string.ts";
 
 export const REFRESH_TTL_SECONDS = 90 * 24 * 3600;
 /** Default for `refreshReuseGraceSeconds`: long enough for tabs refreshing at once, short for a thief. */
@@ -37,8 +38,6 @@ export function tokenPair(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "
   };
 }
 
-const PLAIN_TOKEN = /^[\w.-]*$/;
-
 /**
  * The refresh reply's JSON, written by hand: JSON.stringify walked every character of the
  * access token, about 13,000 instructions of each refresh (count.sh). An access token is
@@ -46,8 +45,7 @@ const PLAIN_TOKEN = /^[\w.-]*$/;
  * version) goes through JSON.stringify.
  */
 export function tokenPairJson(pair: TokenPair): string {
-  const refresh = PLAIN_TOKEN.test(pair.refreshToken) ? `"${pair.refreshToken}"` : JSON.stringify(pair.refreshToken);
-  return `{"accessToken":"${pair.accessToken}","refreshToken":${refresh},"expiresIn":${pair.expiresIn},"refreshExpiresIn":${pair.refreshExpiresIn}}`;
+  return `{"accessToken":"${pair.accessToken}","refreshToken":${jsonString(pair.refreshToken)},"expiresIn":${pair.expiresIn},"refreshExpiresIn":${pair.refreshExpiresIn}}`;
 }
 
 /** Starts a new session for an existing tenant (login, social login, family join). */
