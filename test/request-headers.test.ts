@@ -3,13 +3,14 @@ import { describe, expect, it } from "vitest";
 import { serveHttp, signupTenant, startBackend } from "./_helpers.ts";
 
 /**
- * Over node:http the hot paths read `x-request-id`, `x-service-app`, `x-service-key` and
- * `origin` from Node's own header object (src/http/request-headers.ts): a repeated header
- * must read as the Fetch standard joins it, as through the Request.
+ * Over node:http the hot paths read `x-request-id`, `x-service-app`, `x-service-key`,
+ * `origin`, `authorization`, `content-type` and `content-length` from Node's own header
+ * object (src/http/request-headers.ts): a repeated header must read as the Fetch standard
+ * joins it, as through the Request.
  */
 
 /** One raw HTTP/1.1 request (headers as given, repeats included); the status line and headers of the reply. */
-function rawGet(url: string, path: string, headers: [string, string][]): Promise<{ status: number; headers: Record<string, string> }> {
+function rawGet(url: string, path: string, headers: [string, string][], method = "GET", body = ""): Promise<{ status: number; headers: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(new URL(url).port), "127.0.0.1");
     let received = "";
@@ -22,7 +23,7 @@ function rawGet(url: string, path: string, headers: [string, string][]): Promise
       resolve({ status: Number(statusLine!.split(" ")[1]), headers: Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()])) });
     });
     socket.on("error", reject);
-    socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`);
+    socket.write(`${method} ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`);
   });
 }
 
@@ -45,5 +46,25 @@ describe("request headers read from Node's header object", () => {
     const apps = await rawGet(url, "/api/v1/auth/me", [auth, ["x-service-app", t.app.id], ["x-service-app", t.app.id]]);
     expect(apps.status).toBeGreaterThanOrEqual(400);
     expect(apps.status).toBeLessThan(500);
+  });
+
+  it("a repeated authorization or content-type reads joined, and is refused; spelt in any case, once, it is read", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const { url } = await serveHttp(t.backend);
+    const bearer = `Bearer ${tenant.accessToken}`;
+    const app: [string, string] = ["x-service-app", t.app.id];
+
+    expect((await rawGet(url, "/api/v1/auth/me", [["Authorization", bearer], app])).status).toBe(200);
+    // Node keeps the first of a repeated authorization; the Fetch standard reads "Bearer a, Bearer a": no token.
+    expect((await rawGet(url, "/api/v1/auth/me", [["authorization", bearer], ["Authorization", bearer], app])).status).toBe(401);
+    // A repeat of another header leaves the single authorization as it is.
+    expect((await rawGet(url, "/api/v1/auth/me", [["authorization", bearer], app, ["x-extra", "1"], ["x-extra", "2"]])).status).toBe(200);
+
+    const body = JSON.stringify({ data: { n: 1 } });
+    const post = (types: string[]) =>
+      rawGet(url, "/api/v1/data/notes", [["authorization", bearer], app, ...types.map((v): [string, string] => ["content-type", v]), ["content-length", String(body.length)]], "POST", body);
+    expect((await post(["application/json"])).status).toBe(201);
+    expect((await post(["application/json", "application/json"])).status).toBe(415);
   });
 });

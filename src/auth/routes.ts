@@ -17,6 +17,7 @@ import { requireTenantRef } from "./tenant-ref.ts";
 import { requestPasswordReset, resetPassword } from "./password-reset.ts";
 import { introspect, introspectionJson } from "./introspect.ts";
 import { quiet, requestIdOf } from "../http/lifecycle.ts";
+import { singleHeader } from "../http/request-headers.ts";
 import { registerAuthPages } from "./pages.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
@@ -140,7 +141,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
         andThen(readJson(event, IntrospectBody, limit), (body) => {
           noStore(event);
           // The key names the app; the bearer needs no x-service-app beside it.
-          const checked = event.req.headers.has("authorization") ? checkTenant(event, core, app) : undefined;
+          const checked = singleHeader(event, "authorization") !== null ? checkTenant(event, core, app) : undefined;
           const answer = andThen(checked, (c) => introspect(core, app, c && !("error" in c) ? c : undefined, body.include));
           return body.include.length ? answer : andThen(answer, (x) => jsonText(introspectionJson(x)));
         }),

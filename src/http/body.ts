@@ -7,6 +7,7 @@ import { isPlainObject } from "../tools/merge-patch.ts";
 import { hostParsedBody } from "./host-body.ts";
 import { bodyIdleMs, bodyTimedOut, readChunk } from "./body-timeout.ts";
 import { dropRest } from "./drop-rest.ts";
+import { singleHeader } from "./request-headers.ts";
 import { andThen, type Awaitable } from "../awaitable.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
@@ -118,7 +119,7 @@ function bufferedNodeBody(req: IncomingMessage, declared: string | null): Buffer
  * a body that stalls. Synchronous when the whole body is already buffered (bufferedNodeBody).
  */
 export function readLimited(event: H3Event, limit: number): Awaitable<string> {
-  const declared = event.req.headers.get("content-length");
+  const declared = singleHeader(event, "content-length");
   const nodeReq = unreadNodeRequest(event);
   if (declared !== null && Number(declared) > limit) {
     if (nodeReq) dropRest(nodeReq, DROP_AFTER_REFUSAL_BYTES, bodyIdleMs(event));
@@ -168,7 +169,7 @@ async function readWebLimited(event: H3Event, limit: number, idleMs: number): Pr
  * An empty body is treated as `{}` so endpoints whose fields are all optional accept none.
  */
 export function readJson<S extends v.GenericSchema>(event: H3Event, schema: S, limit: number): Awaitable<v.InferOutput<S>> {
-  return andThen(readLimitedIfTyped(event, event.req.headers.get("content-type"), limit), (text) => parseJsonBody(text, schema));
+  return andThen(readLimitedIfTyped(event, singleHeader(event, "content-type"), limit), (text) => parseJsonBody(text, schema));
 }
 
 function parseJsonBody<S extends v.GenericSchema>(text: string, schema: S): v.InferOutput<S> {
@@ -207,7 +208,7 @@ function objectEntries(schema: unknown): Record<string, unknown> | undefined {
 
 function readLimitedIfTyped(event: H3Event, type: string | null, limit: number): Awaitable<string> {
   // By method, not by touching event.req.body: that getter builds the web stream readLimited avoids.
-  const hasBody = event.req.headers.get("content-length") !== "0" && event.req.method !== "GET" && event.req.method !== "HEAD";
+  const hasBody = singleHeader(event, "content-length") !== "0" && event.req.method !== "GET" && event.req.method !== "HEAD";
   if (type === null) {
     return andThen(hasBody ? readLimited(event, limit) : "", (text) => {
       if (text.trim() !== "") throw fail("unsupported_media_type", "Send JSON bodies with content-type: application/json.");

@@ -7,7 +7,7 @@ import type { Core } from "../core.ts";
 import { setReplyHeader } from "./reply-headers.ts";
 import { quiet } from "./lifecycle.ts";
 import type { AppRow, DeveloperRow } from "../db/types.ts";
-import { joinedHeader } from "./request-headers.ts";
+import { joinedHeader, singleHeader } from "./request-headers.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
 export function requireApp(event: H3Event, core: Core): Awaitable<AppRow> {
@@ -56,7 +56,7 @@ export interface TenantAuth {
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 function bearerToken(event: H3Event, core: Core): string | undefined {
-  const header = event.req.headers.get("authorization");
+  const header = singleHeader(event, "authorization");
   if (!header) return undefined;
   // The usual header, "Bearer " and a token verified before, is what the pattern would take,
   // without running it over the token's few hundred characters on every request.
@@ -82,7 +82,7 @@ export function checkTenant(
 ): Awaitable<TenantCheck> {
   const token = bearerToken(event, core);
   if (!token) {
-    return event.req.headers.has("authorization")
+    return singleHeader(event, "authorization") !== null
       ? { error: "unauthorized", message: "The authorization header must read: Bearer <access token>." }
       : { error: "unauthorized", message: "Missing authorization: Bearer <access token> header." };
   }

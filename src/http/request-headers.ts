@@ -15,8 +15,27 @@ export type JoinedHeader = "origin" | "x-request-id" | "x-service-app" | "x-serv
  * hot paths read four of these per request.
  */
 export function joinedHeader(event: H3Event, name: JoinedHeader): string | null {
-  const req = (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
+  const req = nodeRequest(event);
   if (!req) return event.req.headers.get(name);
   const value = req.headers[name];
   return typeof value === "string" ? value : value === undefined ? null : event.req.headers.get(name);
 }
+
+/** Single-value headers the hot paths read (`authorization` on every tenant request, the body's two). */
+export type SingleHeader = "authorization" | "content-length" | "content-type";
+
+/**
+ * A single-value request header, read from Node's header object like `joinedHeader`. Node
+ * keeps the first of a repeated one where the Fetch standard joins them ("Bearer a, Bearer
+ * b" is no token): a request that repeats any header name is read through srvx, which
+ * scans the raw headers for repeats on every call.
+ */
+export function singleHeader(event: H3Event, name: SingleHeader): string | null {
+  const req = nodeRequest(event);
+  if (!req) return event.req.headers.get(name);
+  const value = req.headers[name];
+  if (value === undefined) return null;
+  return Object.keys(req.headers).length * 2 === req.rawHeaders.length ? value : event.req.headers.get(name);
+}
+
+const nodeRequest = (event: H3Event) => (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
