@@ -14,6 +14,14 @@ describe("toIso", () => {
     expect(wrong).toEqual([]);
   });
 
+  it("keeps writing the right date for instants side by side: one day, across midnight and back, in turns with other days", () => {
+    const midnight = Date.UTC(2026, 10, 28);
+    const walk = [midnight - 1, midnight, midnight - 1, midnight + 1, midnight - 86_400_000, midnight + 86_399_999, midnight + 86_400_000, midnight];
+    const steps = Array.from({ length: 5000 }, (_, i) => midnight - 50_000_000 + i * 20_011);
+    const wrong = [...walk, ...steps, ...walk].filter((ms) => toIso(ms) !== new Date(ms).toISOString());
+    expect(wrong).toEqual([]);
+  });
+
   it("leaves null, instants outside 1970–9999 and fractions of a millisecond to Date", () => {
     expect(toIso(null)).toBeNull();
     expect(toIso(undefined)).toBeNull();
