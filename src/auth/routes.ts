@@ -138,7 +138,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     "/api/v1/auth/introspect",
     quiet((event) =>
       andThen(requireApp(event, core), (app) =>
-        andThen(readJson(event, IntrospectBody, limit), (body) => {
+        readJson(event, IntrospectBody, limit, (body) => {
           noStore(event);
           // The key names the app; the bearer needs no x-service-app beside it.
           const checked = singleHeader(event, "authorization") !== null ? checkTenant(event, core, app) : undefined;

@@ -3,7 +3,6 @@ import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson, readLimited } from "../http/body.ts";
 import { requireApp, requireTenant, tenantRoute } from "../http/guards.ts";
-import { andThen } from "../awaitable.ts";
 import { fail } from "../errors.ts";
 import { toPlanInfo } from "./plans.ts";
 import { CheckoutBody, PortalBody, openPortal, startCheckout } from "./checkout.ts";
@@ -47,7 +46,7 @@ export function registerBillingRoutes(router: Router, core: Core): void {
     "/api/v1/billing/usage/:featureKey/increment",
     tenantRoute(core, (event, { app, tenantId }) => {
       const key = featureKey(event);
-      return andThen(readJson(event, IncrementBody, core.config.maxJsonBytes), (body) => incrementUsage(core, app, tenantId, key, body));
+      return readJson(event, IncrementBody, core.config.maxJsonBytes, (body) => incrementUsage(core, app, tenantId, key, body));
     }),
   );
 
