@@ -66,5 +66,8 @@ describe("request headers read from Node's header object", () => {
       rawGet(url, "/api/v1/data/notes", [["authorization", bearer], app, ...types.map((v): [string, string] => ["content-type", v]), ["content-length", String(body.length)]], "POST", body);
     expect((await post(["application/json"])).status).toBe(201);
     expect((await post(["application/json", "application/json"])).status).toBe(415);
+    // A repeated content-length never reaches tenantd: Node refuses the request.
+    const lengths = await rawGet(url, "/api/v1/data/notes", [["authorization", bearer], app, ["content-type", "application/json"], ["content-length", String(body.length)], ["Content-Length", String(body.length)]], "POST", body);
+    expect(lengths.status).toBe(400);
   });
 });

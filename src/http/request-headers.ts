@@ -35,6 +35,8 @@ export function singleHeader(event: H3Event, name: SingleHeader): string | null 
   if (!req) return event.req.headers.get(name);
   const value = req.headers[name];
   if (value === undefined) return null;
+  // Node refuses a repeated content-length with 400 before any handler runs.
+  if (name === "content-length") return value;
   return Object.keys(req.headers).length * 2 === req.rawHeaders.length ? value : event.req.headers.get(name);
 }
 
