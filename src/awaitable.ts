@@ -18,5 +18,14 @@ export function andThen<T, R>(value: Awaitable<T>, next: (value: T) => Awaitable
  * return one), else once it resolves; `failed(error)` when it rejects.
  */
 export function settle<T, R>(value: Awaitable<T>, next: (value: T) => R | Promise<R>, failed: (error: unknown) => R): R | Promise<R> {
-  return typeof (value as { then?: unknown } | null)?.then === "function" ? (value as Promise<T>).then(next, failed) : next(value as T);
+  return isThenable(value) ? value.then(next, failed) : next(value);
+}
+
+/**
+ * Whether `value` is a promise or any other thenable (handlers may return one). Code on every
+ * request tests this before making the closures `settle` takes: a synchronous answer then
+ * allocates none.
+ */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

@@ -5,7 +5,7 @@ import { corsCheck } from "./cors.ts";
 import { setBodyIdleMs } from "./body-timeout.ts";
 import { carryRequestId, LOG_OFF, withRequestId } from "../log.ts";
 import { plainJsonReply } from "./json-reply.ts";
-import { settle } from "../awaitable.ts";
+import { isThenable } from "../awaitable.ts";
 import { replyHeadersOf } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
 import { joinedHeader } from "./request-headers.ts";
@@ -113,8 +113,8 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     } catch (error) {
       return failed(event, error, requestId, started);
     }
-    return settle(
-      response,
+    if (!isThenable(response)) return finish(event, response, response === plain, requestId, started);
+    return response.then(
       (r) => finish(event, r, r === plain, requestId, started),
       (error) => failed(event, error, requestId, started),
     );
@@ -178,8 +178,8 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     } catch (error) {
       return failed(event, error, requestId, started);
     }
-    return settle(
-      checked,
+    if (!isThenable(checked)) return checked ? finish(event, checked, false, requestId, started) : proceed(event, next, requestId, started);
+    return checked.then(
       (ended) => (ended ? finish(event, ended, false, requestId, started) : proceed(event, next, requestId, started)),
       (error) => failed(event, error, requestId, started),
     );
@@ -192,8 +192,8 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     } catch (error) {
       return failed(event, error, requestId, started);
     }
-    return settle(
-      value,
+    if (!isThenable(value)) return render(event, value, requestId, started);
+    return (value as Promise<unknown>).then(
       (v) => render(event, v, requestId, started),
       (error) => failed(event, error, requestId, started),
     );
