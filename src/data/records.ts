@@ -69,10 +69,35 @@ export function recordScope(auth: TenantAuth, collection: string): Scoped {
   if (!COLLECTION_NAME.test(collection)) {
     throw fail("invalid_request", `Collection "${collection.slice(0, 80)}" is not valid: use 1 to 64 letters or digits (A-Z, a-z, 0-9).`);
   }
-  return {
-    scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed: new Set(indexedFields(auth.app, collection)) },
-    unique: collectionSettings(auth.app, collection).unique,
-  };
+  const { indexed, unique } = collectionIndexes(auth.app, collection);
+  return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed }, unique };
+}
+
+interface CollectionIndexes {
+  indexed: ReadonlySet<string>;
+  unique: string[];
+}
+
+const NO_INDEXES: CollectionIndexes = { indexed: new Set(), unique: [] };
+
+/**
+ * Kept per app row: a change to an app's settings replaces its row (the apps cache loads a
+ * new object), so an entry never goes stale. Only collections the settings name get an
+ * entry; the others share one, so a tenant naming endless collections adds nothing.
+ */
+const indexesByApp = new WeakMap<AppRow, Map<string, CollectionIndexes>>();
+
+/** The indexed and unique fields of a collection, built once per app row instead of per request. */
+function collectionIndexes(app: AppRow, collection: string): CollectionIndexes {
+  if (!Object.hasOwn(app.settings.collections, collection)) return NO_INDEXES;
+  let byCollection = indexesByApp.get(app);
+  if (!byCollection) indexesByApp.set(app, (byCollection = new Map()));
+  let entry = byCollection.get(collection);
+  if (!entry) {
+    entry = { indexed: new Set(indexedFields(app, collection)), unique: collectionSettings(app, collection).unique };
+    byCollection.set(collection, entry);
+  }
+  return entry;
 }
 
 /** Walks `data` once: nesting within the limit, and no number JSON cannot hold (1e400 parses to Infinity). */

@@ -174,9 +174,18 @@ export function createRecordsRepo(db: SqliteDb) {
     };
   }
 
+  // A scope's index set is one object per app row and collection (data/records.ts): its part
+  // of the plan key is joined once.
+  const indexedKeys = new WeakMap<ReadonlySet<string>, string>();
+  function indexedKey(indexed: ReadonlySet<string>): string {
+    let key = indexedKeys.get(indexed);
+    if (key === undefined) indexedKeys.set(indexed, (key = [...indexed].join("\u0000")));
+    return key;
+  }
+
   function planFor(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
     // The tenant is left out: the scope's other parts and its index set shape the SQL.
-    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${[...scope.indexed].join("\u0000")}`;
+    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${indexedKey(scope.indexed)}`;
     const known = plans.get(conditions)?.get(sort)?.get(key);
     if (known) return known;
     if (planCount >= PLAN_CACHE_SIZE) {
