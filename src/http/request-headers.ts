@@ -37,7 +37,15 @@ export function singleHeader(event: H3Event, name: SingleHeader): string | null 
   if (value === undefined) return null;
   // Node refuses a repeated content-length with 400 before any handler runs.
   if (name === "content-length") return value;
-  return Object.keys(req.headers).length * 2 === req.rawHeaders.length ? value : event.req.headers.get(name);
+  return namesRepeat(req) ? event.req.headers.get(name) : value;
+}
+
+/** Whether the request repeats a header name: Node's header object then has fewer names than it was sent. */
+function namesRepeat(req: IncomingMessage): boolean {
+  // Counted, not Object.keys: that allocates an array on every read.
+  let names = 0;
+  for (const _ in req.headers) names++;
+  return names * 2 !== req.rawHeaders.length;
 }
 
 const nodeRequest = (event: H3Event) => (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
