@@ -26,7 +26,8 @@ export interface Introspection {
  * app's bearer, is `active: false`, never an error.
  */
 export function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined, include: IntrospectInclude[]): Awaitable<Introspection> {
-  const wants = new Set(include);
+  const withSubscription = include.includes("subscription");
+  const withTenant = include.includes("tenant");
   // Synchronous when the store is and nothing more than the bearer's state is asked for:
   // resource servers call this on every request they serve.
   const row = auth && auth.app.id === app.id ? core.db.tenants.findById(app.id, auth.tenantId, core.clock()) : undefined;
@@ -38,8 +39,8 @@ export function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined
         appId: null,
         exp: null,
         parentTenantId: null,
-        ...(wants.has("subscription") && { subscription: null }),
-        ...(wants.has("tenant") && { tenant: null }),
+        ...(withSubscription && { subscription: null }),
+        ...(withTenant && { tenant: null }),
       };
     }
     const answer: Introspection = {
@@ -50,11 +51,11 @@ export function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined
       // The row, not the token claim: leaving a family takes effect before the token expires.
       parentTenantId: tenant.parentTenantId,
     };
-    if (!wants.has("subscription")) return wants.has("tenant") ? { ...answer, tenant: toPublicTenant(tenant) } : answer;
+    if (!withSubscription) return withTenant ? { ...answer, tenant: toPublicTenant(tenant) } : answer;
     return effectiveSubscription(core, app, tenant.id).then((subscription) => ({
       ...answer,
       subscription,
-      ...(wants.has("tenant") && { tenant: toPublicTenant(tenant) }),
+      ...(withTenant && { tenant: toPublicTenant(tenant) }),
     }));
   });
 }
