@@ -1,6 +1,6 @@
 // Sends `warm` requests, switches callgrind's counting on in process `pid`, sends `count`
 // more on the same keep-alive connection (a new connection deoptimizes Node's socket code),
-// then switches it off. `node client.mjs '<server line>' warm count pid`
+// then switches it off (pid 0: nothing to switch, for alloc.mjs). `node client.mjs '<server line>' warm count pid`
 import { Agent, request } from "node:http";
 import { execFileSync } from "node:child_process";
 
@@ -27,7 +27,8 @@ const call = () =>
   });
 for (let i = 0; i < warm; i++) await call();
 await new Promise((r) => setTimeout(r, 500));
-execFileSync("callgrind_control", ["-i", "on", String(pid)], { stdio: "ignore" });
+// pid 0: no callgrind to switch (alloc.mjs).
+if (pid) execFileSync("callgrind_control", ["-i", "on", String(pid)], { stdio: "ignore" });
 for (let i = 0; i < count; i++) await call();
-execFileSync("callgrind_control", ["-i", "off", String(pid)], { stdio: "ignore" });
+if (pid) execFileSync("callgrind_control", ["-i", "off", String(pid)], { stdio: "ignore" });
 agent.destroy();
