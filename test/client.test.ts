@@ -140,3 +140,15 @@ describe("tenantd/client auth", () => {
     expect(api.message).toContain("x-service-key");
   });
 });
+
+describe("tenantd/client options", () => {
+  it("a missing or misnamed option is named in the error, before any request", () => {
+    const ok = { url: "http://localhost:3000", appId: "app_x", key: "pk_x" };
+    expect(() => createClient({ ...ok, url: undefined } as never)).toThrow(new TypeError("createClient: `url` is required, where tenantd runs, e.g. https://api.example.com."));
+    expect(() => createClient({ baseUrl: ok.url, appId: ok.appId, key: ok.key } as never)).toThrow(/`url` is required.*not `baseUrl`/);
+    expect(() => createClient({ url: ok.url, appId: ok.appId, publishableKey: ok.key } as never)).toThrow(/`key` is required, the app's publishable key.*not `publishableKey`/);
+    expect(() => createClient({ url: ok.url, key: ok.key, appId: "" })).toThrow(/`appId` is required/);
+    expect(() => createClient(undefined as never)).toThrow(/pass an options object/);
+    expect(createClient(ok).collection("notes")).toBeDefined();
+  });
+});

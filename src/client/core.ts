@@ -41,7 +41,27 @@ export interface RequestOptions {
 
 export type Core = ReturnType<typeof createCore>;
 
+const REQUIRED: Record<"url" | "appId" | "key", string> = {
+  url: "where tenantd runs, e.g. https://api.example.com",
+  appId: "the app's id (app_…, from `tenantd app show`)",
+  key: "the app's publishable key (pk_…, from `tenantd app show`)",
+};
+// Names people reach for from other clients, and the option each one is here.
+const RENAMED: Record<string, string> = { baseUrl: "url", baseURL: "url", endpoint: "url", publishableKey: "key", apiKey: "key", app: "appId" };
+
+/** A plain JavaScript caller gets told which option is missing or misnamed, not a TypeError from inside. */
+function checkOptions(options: ClientOptions): void {
+  if (typeof options !== "object" || options === null) throw new TypeError("createClient({ url, appId, key }): pass an options object.");
+  for (const [name, what] of Object.entries(REQUIRED)) {
+    const value = options[name as keyof typeof REQUIRED];
+    if (typeof value === "string" && value !== "") continue;
+    const alias = Object.keys(RENAMED).find((k) => RENAMED[k] === name && k in options);
+    throw new TypeError(`createClient: \`${name}\` is required, ${what}${alias ? ` (it is called \`${name}\` here, not \`${alias}\`)` : ""}.`);
+  }
+}
+
 export function createCore(options: ClientOptions) {
+  checkOptions(options);
   const base = options.url.replace(/\/+$/, "");
   const storage = options.storage ?? (typeof globalThis.localStorage === "object" ? localStorageAdapter() : memoryStorage());
   const fetchFn = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
