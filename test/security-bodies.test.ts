@@ -134,6 +134,29 @@ describe("request bodies", () => {
     expect(performance.now() - answered).toBeLessThan(5000);
   });
 
+  it("a client that goes away in the middle of a JSON body or an upload is no server error: nothing is logged above info", async () => {
+    const lines: { level: string; message: string }[] = [];
+    const at = (level: string) => (message: string) => void lines.push({ level, message });
+    const t = await startBackend({ logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") } });
+    const tenant = await signupTenant(t);
+    const { url } = await serveHttp(t.backend);
+    const starts = [
+      `POST /api/v1/auth/login HTTP/1.1\r\nhost: x\r\nx-service-key: ${t.app.publishableKey}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{"email":"a@`,
+      `POST /api/v1/billing/usage/calls/increment HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${tenant.accessToken}\r\nx-service-app: ${t.app.id}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n${chunkOf(10)}`,
+      `POST /api/v1/files/upload HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${tenant.accessToken}\r\nx-service-app: ${t.app.id}\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n--b\r\ncontent-disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello`,
+    ];
+    for (const start of starts) {
+      const c = rawConnection(url);
+      c.socket.write(start);
+      await new Promise((r) => setTimeout(r, 150));
+      c.socket.destroy();
+      await c.closed;
+    }
+    // The server noticed each request end: its access log line is written once the request is over.
+    await expect.poll(() => lines.filter((l) => l.message === "request").length, { timeout: 3000 }).toBeGreaterThanOrEqual(starts.length + 1);
+    expect(lines.filter((l) => l.level === "error" || l.level === "warn")).toEqual([]);
+  });
+
   it("invalid UTF-8 in a JSON body is 400 invalid_json, never stored as U+FFFD (review item 14)", async () => {
     const t = await startBackend();
     const tenant = await signupTenant(t);

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { H3Event } from "h3";
-import { fail } from "../errors.ts";
-import { unreadNodeRequest } from "./body.ts";
+import { bodyCutOff, bodyReadError, unreadNodeRequest } from "./body.ts";
 import { bodyTimedOut, readChunk } from "./body-timeout.ts";
 import { dropRest } from "./drop-rest.ts";
 
@@ -78,12 +77,12 @@ function nodeBodyChunks(req: IncomingMessage, idleMs: number): BodyChunks {
     wake();
   };
   const onError = (e: Error) => {
-    failure ??= e;
+    failure ??= bodyReadError(e);
     wake();
   };
   // The client went away before the body ended.
   const onClose = () => {
-    if (!ended) failure ??= fail("invalid_request", "The request body was cut off.");
+    if (!ended) failure ??= bodyCutOff();
     wake();
   };
   const stop = () => {

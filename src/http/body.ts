@@ -32,6 +32,14 @@ function decodeUtf8(bytes: Buffer): string {
   }
 }
 
+/** The client went away before its body ended: a 400 no one reads, not a server error to log. */
+export const bodyCutOff = () => fail("invalid_request", "The request body was cut off.");
+
+/** An error from reading a Node request's body: Node's "aborted" (the client reset the connection) is the body cut off. */
+export function bodyReadError(error: Error): Error {
+  return (error as NodeJS.ErrnoException).code === "ECONNRESET" ? bodyCutOff() : error;
+}
+
 /**
  * The Node request under h3's web Request when served by node:http, if nothing has read its
  * body yet. Reading it directly avoids building a web ReadableStream per request, which cost
@@ -84,12 +92,12 @@ function readNodeLimited(req: IncomingMessage, limit: number, idleMs: number): P
     };
     const onError = (error: Error) => {
       cleanup();
-      reject(error);
+      reject(bodyReadError(error));
     };
     // The client went away before the body ended.
     const onClose = () => {
       cleanup();
-      reject(fail("invalid_request", "The request body was cut off."));
+      reject(bodyCutOff());
     };
     req.on("data", onData);
     req.on("end", onEnd);
