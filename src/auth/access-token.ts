@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { hmacSha256 } from "../crypto/hmac.ts";
+import { jsonString } from "../tools/json-string.ts";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 
@@ -27,8 +28,8 @@ const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toStrin
  * the object rather than escaping its four short strings.
  */
 function claimsJson(claims: Omit<AccessClaims, "iss" | "iat" | "exp">, iat: number, exp: number): string {
-  const pid = claims.pid == null ? "null" : JSON.stringify(claims.pid);
-  return `{"iss":"tenantd","sub":${JSON.stringify(claims.sub)},"app":${JSON.stringify(claims.app)},"sid":${JSON.stringify(claims.sid)},"pid":${pid},"iat":${iat},"exp":${exp}}`;
+  const pid = claims.pid == null ? "null" : jsonString(claims.pid);
+  return `{"iss":"tenantd","sub":${jsonString(claims.sub)},"app":${jsonString(claims.app)},"sid":${jsonString(claims.sid)},"pid":${pid},"iat":${iat},"exp":${exp}}`;
 }
 
 export type VerifyResult = { ok: true; claims: AccessClaims } | { ok: false; reason: "malformed" | "signature" | "expired" };
