@@ -133,7 +133,7 @@ function nodeBodyChunks(req: IncomingMessage, idleMs: number): BodyChunks {
       stop();
       const queued = queue.reduce((n, c) => n + c.length, 0);
       queue.length = 0;
-      if (!ended) dropRest(req, limit, idleMs, queued);
+      dropRest(req, limit, idleMs, queued);
     },
   };
 }

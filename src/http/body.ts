@@ -7,7 +7,7 @@ import { isPlainObject } from "../tools/merge-patch.ts";
 import { hostParsedBody } from "./host-body.ts";
 import { bodyIdleMs, bodyTimedOut, readChunk } from "./body-timeout.ts";
 import { dropRest } from "./drop-rest.ts";
-import { singleHeader } from "./request-headers.ts";
+import { nodeRequest, singleHeader } from "./request-headers.ts";
 import { andThen, type Awaitable } from "../awaitable.ts";
 
 /** Turns the first valibot issue into a 400 that names the field. */
@@ -46,7 +46,7 @@ export function bodyReadError(error: Error): Error {
  * more CPU than the rest of a small JSON request together (see docs/performance.md).
  */
 export function unreadNodeRequest(event: H3Event): IncomingMessage | undefined {
-  const req = (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
+  const req = nodeRequest(event);
   if (!req || req.readableDidRead || req.readableEnded || req.destroyed || req.listenerCount("data") > 0) return undefined;
   return req;
 }

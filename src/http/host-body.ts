@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { H3Event } from "h3";
 import { fail } from "../errors.ts";
+import { nodeRequest } from "./request-headers.ts";
 
 /**
  * A host framework's body parser (Express's `express.json()`, `express.text()`, `express.raw()`)
@@ -8,7 +9,7 @@ import { fail } from "../errors.ts";
  * parsed value sits on `req.body`. This is the body as text when that happened, else undefined.
  */
 export function hostParsedBody(event: H3Event, limit: number): string | undefined {
-  const req = (event.runtime?.node as { req?: IncomingMessage & { body?: unknown } } | undefined)?.req;
+  const req = nodeRequest(event) as (IncomingMessage & { body?: unknown }) | undefined;
   if (!req || !bodyWasRead(req)) return undefined;
   const text = bodyAsText(req.body);
   if (text === undefined) throw bodyReadElsewhere();

@@ -48,4 +48,5 @@ function namesRepeat(req: IncomingMessage): boolean {
   return names * 2 !== req.rawHeaders.length;
 }
 
-const nodeRequest = (event: H3Event) => (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
+/** The Node request under h3's web Request when served by node:http; undefined on other hosts. */
+export const nodeRequest = (event: H3Event): IncomingMessage | undefined => (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
