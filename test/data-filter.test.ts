@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { expectError } from "./_helpers.ts";
-import { dataBackend, type DataClient } from "./data-helpers.ts";
+import { expectError, signupTenant } from "./_helpers.ts";
+import { dataBackend, dataClient, type DataClient } from "./data-helpers.ts";
 
 /**
  * One record per kind of value of `v` (and of `addr.city`). The expected ids of each filter
@@ -213,6 +213,33 @@ describe("refused filters and sorts", () => {
   it.each(sorts)("sort: %s → 400 invalid_sort", async (_name, sort) => {
     const { api } = await dataBackend();
     expectError(await api.list("items", { sort }), 400, "invalid_sort");
+  });
+
+  // Query texts are remembered once parsed (data/records.ts listRequestOf): a refused text
+  // must stay refused, and a remembered one must answer each tenant and collection alone.
+  it("refuses a query text every time it is sent, and answers a repeated one from the caller's own records", async () => {
+    const { t, api } = await dataBackend({ items: { indexed: ["v"] } });
+    for (let i = 0; i < 3; i++) expectError(await api.list("items", { filter: "{v:", limit: 2 }), 400, "invalid_filter");
+    for (let i = 0; i < 3; i++) expectError(await api.list("items", { filter: { v: 1 }, limit: 0 }), 400, "invalid_request");
+
+    const mine = await api.seed("items", [{ v: 1 }, { v: 1 }, { v: 1 }, { v: 2 }]);
+    const other = dataClient(t, await signupTenant(t));
+    const theirs = await other.seed("items", [{ v: 1 }]);
+    await other.seed("notes", [{ v: 1 }, { v: 1 }]);
+    const ids = (res: { body: { records: { id: string }[] } }) => res.body.records.map((r) => r.id);
+    for (let i = 0; i < 2; i++) {
+      const page = await api.list("items", { filter: { v: 1 }, limit: 2 });
+      expect(ids(page)).toEqual([mine[2], mine[1]]);
+      expect(page.body.total).toBe(3);
+      const theirPage = await other.list("items", { filter: { v: 1 }, limit: 2 });
+      expect(ids(theirPage)).toEqual(theirs);
+      expect(theirPage.body.total).toBe(1);
+      expect((await other.list("notes", { filter: { v: 1 }, limit: 2 })).body.total).toBe(2);
+      expect((await api.list("notes", { filter: { v: 1 }, limit: 2 })).body).toEqual({ records: [], total: 0, limit: 2, offset: 0 });
+      expect(ids(await api.list("items", { filter: { v: 1 }, limit: 2, offset: 2 }))).toEqual([mine[0]]);
+      expect(ids(await api.list("items", { filter: { v: 2 }, limit: 2 }))).toEqual([mine[3]]);
+      expectError(await api.list("items", { filter: "{v:", limit: 2 }), 400, "invalid_filter");
+    }
   });
 
   it("treats SQL-looking values as plain values", async () => {

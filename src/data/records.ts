@@ -8,7 +8,7 @@ import { fail } from "../errors.ts";
 import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
-import { parseList, type Json } from "./query.ts";
+import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
 import { requireRecordQuota } from "../account/quotas.ts";
 import { UniqueConflict, valueAtPath } from "../db/shared.ts";
 
@@ -165,17 +165,49 @@ export interface ListQuery {
   offset?: number;
 }
 
-export function listRecordRows(core: Core, auth: TenantAuth, collection: string, query: ListQuery): Awaitable<ListRows> {
-  const { scope } = recordScope(auth, collection);
+/** A list query parsed: what a page needs besides the tenant and the collection. Shared, so frozen. */
+export interface ListRequest {
+  readonly conditions: Condition[];
+  readonly sort: SortKey[];
+  readonly limit: number;
+  readonly offset: number;
+}
+
+export function listRequest(query: ListQuery): ListRequest {
   const { conditions, sort } = parseList(query.filter, query.sort);
-  const limit = query.limit ?? RECORD_LIMITS.defaultLimit;
-  const offset = query.offset ?? 0;
+  return Object.freeze({ conditions, sort, limit: query.limit ?? RECORD_LIMITS.defaultLimit, offset: query.offset ?? 0 });
+}
+
+/** Query texts of lists remembered, and the longest one remembered. */
+export const LIST_QUERY_CACHE_SIZE = 1000;
+const LIST_QUERY_MAX_CACHED = 2048;
+const listRequests = new Map<string, ListRequest>();
+
+/**
+ * The list request of a query text, remembered by the text: an app pages through a handful
+ * of filters, and a text seen before skips splitting and decoding the query, checking it and
+ * looking up its filter. `read` parses and checks the text; one that fails is not remembered.
+ */
+export function listRequestOf(text: string, read: () => ListQuery): ListRequest {
+  const known = listRequests.get(text);
+  if (known !== undefined) return known;
+  const request = listRequest(read());
+  if (text.length <= LIST_QUERY_MAX_CACHED) {
+    if (listRequests.size >= LIST_QUERY_CACHE_SIZE) listRequests.delete(listRequests.keys().next().value!);
+    listRequests.set(text, request);
+  }
+  return request;
+}
+
+export function listRecordRows(core: Core, auth: TenantAuth, collection: string, request: ListRequest): Awaitable<ListRows> {
+  const { scope } = recordScope(auth, collection);
+  const { limit, offset } = request;
   const page = { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes };
-  return andThen(core.db.records.list(scope, conditions, sort, page, core.clock()), ({ records, total }) => ({ rows: records, total, limit, offset }));
+  return andThen(core.db.records.list(scope, request.conditions, request.sort, page, core.clock()), ({ records, total }) => ({ rows: records, total, limit, offset }));
 }
 
 export async function listRecords(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {
-  const { rows, ...page } = await listRecordRows(core, auth, collection, query);
+  const { rows, ...page } = await listRecordRows(core, auth, collection, listRequest(query));
   return { records: rows.map(toPublicRecord), ...page };
 }
 

@@ -5,7 +5,7 @@ import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
 import { requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
 import { andThen } from "../awaitable.ts";
-import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
+import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, listRequestOf, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
 import { listIndexes } from "./indexes.ts";
@@ -52,8 +52,8 @@ export function registerDataRoutes(router: Router, core: Core): void {
   router.get(
     base,
     tenantRoute(core, (event, auth) => {
-      const query = parseInput(ListQuery, getQuery(event), "query");
-      return andThen(listRecordRows(core, auth, param(event, "collection"), query), (page) => jsonText(listJson(page)));
+      const request = listRequestOf(event.url.search, () => parseInput(ListQuery, getQuery(event), "query"));
+      return andThen(listRecordRows(core, auth, param(event, "collection"), request), (page) => jsonText(listJson(page)));
     }),
   );
 
