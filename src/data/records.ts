@@ -178,8 +178,8 @@ export function listRequest(query: ListQuery): ListRequest {
   return Object.freeze({ conditions, sort, limit: query.limit ?? RECORD_LIMITS.defaultLimit, offset: query.offset ?? 0 });
 }
 
-/** Query texts of lists remembered, and the longest one remembered. */
-export const LIST_QUERY_CACHE_SIZE = 1000;
+/** List query texts remembered at most (the oldest goes first), and the longest one remembered in characters. */
+const LIST_QUERY_CACHE_SIZE = 1000;
 const LIST_QUERY_MAX_CACHED = 2048;
 const listRequests = new Map<string, ListRequest>();
 
