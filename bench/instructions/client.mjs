@@ -27,7 +27,6 @@ const call = () =>
   });
 for (let i = 0; i < warm; i++) await call();
 await new Promise((r) => setTimeout(r, 500));
-// pid 0: no callgrind to switch (alloc.mjs).
 if (pid) execFileSync("callgrind_control", ["-i", "on", String(pid)], { stdio: "ignore" });
 for (let i = 0; i < count; i++) await call();
 if (pid) execFileSync("callgrind_control", ["-i", "off", String(pid)], { stdio: "ignore" });
