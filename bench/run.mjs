@@ -24,7 +24,7 @@ const { values: opts } = parseArgs({
   options: {
     only: { type: "string" },
     duration: { type: "string", default: "2" },
-    rounds: { type: "string", default: "3" },
+    rounds: { type: "string", default: "7" },
     connections: { type: "string", default: "10" },
     warmup: { type: "string", default: "1" },
     profile: { type: "boolean", default: false },
