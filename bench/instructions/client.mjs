@@ -5,12 +5,18 @@ import { Agent, request } from "node:http";
 import { execFileSync } from "node:child_process";
 
 // A fifth element names the reply's field that the next request's body carries (a refresh chain).
-const { port, request: [method, path, headers, first, chain] } = JSON.parse(process.argv[2]);
+// A list of requests (the "-8" lists) is sent in turn.
+const line = JSON.parse(process.argv[2]);
+const turns = Array.isArray(line.request[0]) ? line.request : [line.request];
+const { port } = line;
+let [method, path, headers, first, chain] = turns[0];
 let body = first;
+let turn = 0;
 const [warm, count, pid] = process.argv.slice(3).map(Number);
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 const call = () =>
   new Promise((resolve, reject) => {
+    if (turns.length > 1) [method, path, headers] = turns[turn++ % turns.length];
     const sent = body ? { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } : headers;
     const req = request({ host: "127.0.0.1", port, method, path, agent, headers: sent }, (res) => {
       let reply = "";

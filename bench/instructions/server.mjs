@@ -15,6 +15,8 @@ import { COLLECTIONS, COLLECTION_SETTINGS, FILTERS, recordData } from "../datase
 
 const [kind = "tenantd", scenario = "me"] = process.argv.slice(2);
 const sha = (text) => createHash("sha256").update(text).digest("hex");
+// The "-8" lists: one tenant's 100 records of 8 tenants, asked for in turn.
+const TENANTS = 8;
 const dir = mkdtempSync(join(tmpdir(), "tenantd-instructions-"));
 
 async function tenantd() {
@@ -29,6 +31,17 @@ async function tenantd() {
   await backend.admin.updateApp(app.id, { settings: { collections: COLLECTION_SETTINGS } });
   for (let i = 0; i < 100; i++) await call("POST", `/api/v1/data/${COLLECTIONS.spread}`, bearer, JSON.stringify({ data: recordData(i) }));
   const list = (filter) => ["GET", `/api/v1/data/${COLLECTIONS.spread}?filter=${encodeURIComponent(JSON.stringify(filter))}&limit=20`, bearer];
+  // The bench's lists over 10,000 tenants send the tokens of 8 tenants in turn: 7 more here.
+  const turns = [bearer];
+  if (scenario.endsWith("-8")) {
+    for (let t = 2; t <= TENANTS; t++) {
+      const o = await call("POST", "/api/v1/auth/signup", { "x-service-key": app.publishableKey }, JSON.stringify({ email: `t${t}@example.com`, password: "a long password 1" }));
+      const b = { authorization: `Bearer ${o.accessToken}`, "x-service-app": app.id };
+      for (let i = 0; i < 100; i++) await call("POST", `/api/v1/data/${COLLECTIONS.spread}`, b, JSON.stringify({ data: recordData(i) }));
+      turns.push(b);
+    }
+  }
+  const inTurn = (filter) => turns.map((b) => { const [m, p] = list(filter); return [m, p, b]; });
   const requests = {
     me: ["GET", "/api/v1/auth/me", bearer],
     get: ["GET", `/api/v1/data/notes/${rec.record.id}`, bearer],
@@ -36,6 +49,8 @@ async function tenantd() {
     introspect: ["POST", "/api/v1/auth/introspect", { "x-service-key": app.publishableKey, authorization: bearer.authorization }, "{}"],
     "list-indexed": list(FILTERS.indexed),
     "list-unindexed": list(FILTERS.unindexed),
+    "list-indexed-8": inTurn(FILTERS.indexed),
+    "list-unindexed-8": inTurn(FILTERS.unindexed),
     // The fifth element names the reply's field the next request sends (client.mjs): a chain.
     refresh: ["POST", "/api/v1/auth/refresh", { "x-service-key": app.publishableKey }, JSON.stringify({ refreshToken: s.refreshToken }), "refreshToken"],
   };
@@ -85,8 +100,8 @@ function raw() {
     rotation.extend.run(now + 90 * 86_400_000, row.id);
     return row;
   });
-  const insert = db.prepare("INSERT INTO records VALUES (?, 't1', ?, ?, ?, ?)");
-  for (let i = 0; i < 100; i++) insert.run(`r${i}`, COLLECTIONS.spread, JSON.stringify(recordData(i)), 1000 + i, 1000 + i);
+  const insert = db.prepare("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)");
+  for (let t = 1; t <= TENANTS; t++) for (let i = 0; i < 100; i++) insert.run(`r${t}-${i}`, `t${t}`, COLLECTIONS.spread, JSON.stringify(recordData(i)), 1000 + i, 1000 + i);
   const totals = new Map();
   const toRecord = (r) => ({ id: r.id, data: JSON.parse(r.data), createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString() });
   const app = new H3();
@@ -122,11 +137,12 @@ function raw() {
   });
   // The same headers as tenantd's requests carry, so both parse the same request size.
   const headers = { authorization: `Bearer ${"x".repeat(280)}`, "x-service-app": "app_h3g75lgcso446o2l" };
-  const rawList = (filter) => {
+  const rawList = (filter, tenant = "t1") => {
     const [[field, value]] = Object.entries(filter);
-    return ["GET", `/records/t1/${COLLECTIONS.spread}?field=${field}&value=${value}&limit=20`, headers];
+    return ["GET", `/records/${tenant}/${COLLECTIONS.spread}?field=${field}&value=${value}&limit=20`, headers];
   };
-  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"], refresh: ["POST", "/refresh", {}, JSON.stringify({ refreshToken: "rt0" }), "refreshToken"] };
+  const inTurn = (filter) => Array.from({ length: TENANTS }, (_, t) => rawList(filter, `t${t + 1}`));
+  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), "list-indexed-8": inTurn(FILTERS.indexed), "list-unindexed-8": inTurn(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"], refresh: ["POST", "/refresh", {}, JSON.stringify({ refreshToken: "rt0" }), "refreshToken"] };
   return { handler: toNodeHandler(app), request: requests[scenario] };
 }
 

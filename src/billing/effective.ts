@@ -233,3 +233,16 @@ export function effectiveEntitlements(core: Core, app: AppRow, tenantId: string)
     return resolved?.entitles ? { ...defaults, ...resolved.plan.entitlements } : { ...defaults };
   });
 }
+
+/**
+ * One entry of `effectiveEntitlements`, read without copying the two maps into a new one:
+ * a usage increment asks for its feature's limit on every call.
+ */
+export function effectiveEntitlement(core: Core, app: AppRow, tenantId: string, key: string): Awaitable<Entitlements[string] | undefined> {
+  return andThen(resolve(core, app, tenantId), (resolved) => {
+    const plan = resolved?.entitles ? resolved.plan.entitlements : undefined;
+    if (plan && Object.hasOwn(plan, key)) return plan[key];
+    const defaults = app.settings.billing.defaultEntitlements;
+    return Object.hasOwn(defaults, key) ? defaults[key] : undefined;
+  });
+}

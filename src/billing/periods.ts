@@ -2,9 +2,17 @@
 
 export type UsagePeriod = "monthly" | "daily";
 
+// The last period of each kind worked out: every increment asks, and nearly all within one.
+const lastPeriod: Record<UsagePeriod, { from: number; until: number }> = { monthly: { from: 0, until: 0 }, daily: { from: 0, until: 0 } };
+
 export function periodStart(period: UsagePeriod, now: number): number {
+  const last = lastPeriod[period];
+  if (now >= last.from && now < last.until) return last.from;
   const d = new Date(now);
-  return period === "monthly" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+  const from = period === "monthly" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+  const until = period === "monthly" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) : from + 86_400_000;
+  lastPeriod[period] = { from, until };
+  return from;
 }
 
 /** `from` plus `n` months or years, clamped to the month's last day (Jan 31 + 1 month = Feb 28/29). */

@@ -3,7 +3,7 @@ import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { andThen, type Awaitable } from "../awaitable.ts";
-import { effectiveEntitlements, type Entitlements } from "./effective.ts";
+import { effectiveEntitlement, effectiveEntitlements, type Entitlements } from "./effective.ts";
 import { periodStart, type UsagePeriod } from "./periods.ts";
 
 /** Feature keys: 1-64 letters, digits, `_`, `.`, `:` or `-` (the same shape as entitlement keys). */
@@ -27,7 +27,10 @@ export interface UsageCounter {
 
 /** The entitlement as a limit: a number is the limit, `false` is 0, `true` or absent is none (null). */
 export function limitFor(entitlements: Entitlements, featureKey: string): number | null {
-  const value = Object.hasOwn(entitlements, featureKey) ? entitlements[featureKey] : undefined;
+  return asLimit(Object.hasOwn(entitlements, featureKey) ? entitlements[featureKey] : undefined);
+}
+
+function asLimit(value: Entitlements[string] | undefined): number | null {
   if (typeof value === "number") return value;
   return value === false ? 0 : null;
 }
@@ -44,8 +47,8 @@ export async function readUsage(core: Core, app: AppRow, tenantId: string, featu
  * once (src/awaitable.ts): metering sits on the hot path of the apps that use it.
  */
 export function incrementUsage(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }): Awaitable<UsageCounter> {
-  return andThen(effectiveEntitlements(core, app, tenantId), (entitlements) => {
-    const limit = limitFor(entitlements, featureKey);
+  return andThen(effectiveEntitlement(core, app, tenantId, featureKey), (value) => {
+    const limit = asLimit(value);
     const start = periodStart(input.period, core.clock());
     return andThen(core.db.billing.incrementUsage({ appId: app.id, tenantId, featureKey, period: input.period, periodStart: start, by: input.by, limit }), (count) =>
       count === undefined ? refuse(core, app, tenantId, featureKey, input, start, limit) : { count, period: input.period, limit },

@@ -189,7 +189,43 @@ export function readJson<S extends v.GenericSchema>(event: H3Event, schema: S, l
   return readLimitedIfTyped(event, singleHeader(event, "content-type"), limit, (text) => next(parseJsonBody(text, schema)));
 }
 
+/**
+ * Each body schema's output for an empty body (`{}` or none), when that output holds only
+ * primitives and arrays of them: a fresh copy of it is the same answer as valibot's, without
+ * running valibot on every `{}` that a usage increment or an introspection sends. The body
+ * schemas read neither the clock nor randomness (no function defaults), so their output
+ * for `{}` never changes.
+ */
+const emptyBodies = new WeakMap<v.GenericSchema, Record<string, unknown>>();
+
+function copyOfEmpty(kept: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key in kept) {
+    const value = kept[key];
+    copy[key] = Array.isArray(value) ? value.slice() : value;
+  }
+  return copy;
+}
+
+/** Whether valibot's output for `{}` can be kept and copied (copyOfEmpty): primitives and arrays of primitives only. */
+function keepable(output: unknown): output is Record<string, unknown> {
+  if (!isPlainObject(output)) return false;
+  const primitive = (x: unknown) => x === null || typeof x !== "object";
+  return Object.values(output).every((x) => primitive(x) || (Array.isArray(x) && x.every(primitive)));
+}
+
 function parseJsonBody<S extends v.GenericSchema>(text: string, schema: S): v.InferOutput<S> {
+  const empty = text === "{}" || text === "";
+  if (empty) {
+    const kept = emptyBodies.get(schema);
+    if (kept) return copyOfEmpty(kept) as v.InferOutput<S>;
+  }
+  const output = parseFreshJsonBody(text, schema);
+  if (empty && keepable(output)) emptyBodies.set(schema, copyOfEmpty(output));
+  return output;
+}
+
+function parseFreshJsonBody<S extends v.GenericSchema>(text: string, schema: S): v.InferOutput<S> {
   let value: unknown = {};
   if (text.trim() !== "") {
     try {
