@@ -1,5 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { createBillingChanges } from "./billing-changes.ts";
+import { writeBatch } from "./write-batch.ts";
 import { ENTITLING_STATUSES } from "../shared.ts";
 import type { DevSessionRow, Entitlements, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageRow } from "../types.ts";
 
@@ -164,6 +165,7 @@ export function createBillingRepo(db: SqliteDb) {
   };
 
   const changes = createBillingChanges(db);
+  const batch = writeBatch(db);
   const planParams = (p: PlanRow) => ({ ...p, entitlements: JSON.stringify(p.entitlements) });
 
   // Optional in the interface (PostgreSQL has none): typed so, for the engine-neutral store type.
@@ -262,10 +264,11 @@ export function createBillingRepo(db: SqliteDb) {
       return q.usageList.all(appId, tenantId, monthStart, dayStart).map((r) => ({ featureKey: r.feature_key, period: r.period, periodStart: r.period_start, count: r.count }));
     },
     /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
-    incrementUsage(u: { appId: string; tenantId: string; featureKey: string; period: string; periodStart: number; by: number; limit: number | null }): number | undefined {
-      if (u.limit === null) return q.increment.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by);
-      if (u.by > u.limit) return undefined;
-      return q.incrementWithin.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.limit);
+    incrementUsage(u: { appId: string; tenantId: string; featureKey: string; period: string; periodStart: number; by: number; limit: number | null }): Promise<number | undefined> | undefined {
+      const { limit } = u;
+      if (limit === null) return batch.add(() => q.increment.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by));
+      if (u.by > limit) return undefined;
+      return batch.add(() => q.incrementWithin.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, limit));
     },
   };
 }
