@@ -1,6 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
 import type { NewSession, RefreshOutcome, RotateInput, SessionState } from "../types.ts";
 import { sessionStates } from "./session-state-cache.ts";
+import { writeBatch } from "./write-batch.ts";
 
 interface RawSession {
   id: string;
@@ -33,6 +34,7 @@ export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
 export function createSessionsRepo(db: SqliteDb) {
   const insertSession = prepareSessionInsert(db);
   const states = sessionStates(db);
+  const batch = writeBatch(db);
   const q = {
     insertRefresh: db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)"),
     byRefresh: db.prepare<[string], RawSession & { parent_tenant_id: string | null; rotated_at: number | null; successor_hash: string | null; successor_sealed: string | null }>(
@@ -92,8 +94,9 @@ export function createSessionsRepo(db: SqliteDb) {
      * token gets the same successor again (idempotent); any other use of a rotated token is
      * reuse and the whole session ends.
      */
-    async rotate(oldHash: string, next: RotateInput): Promise<RefreshOutcome> {
-      return rotate.immediate(oldHash, next);
+    rotate(oldHash: string, next: RotateInput): Promise<RefreshOutcome> {
+      // In the turn's batch, as a savepoint of its transaction: a rotation that fails is undone alone.
+      return batch.add(() => rotate(oldHash, next));
     },
     async end(sessionId: string, at: number, reason: string): Promise<boolean> {
       return q.end.run(at, reason, sessionId).changes > 0;
