@@ -8,6 +8,7 @@ import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-
 import { BOUNDARY, multipart, sample } from "./files-helpers.ts";
 import { DEFAULTS, gift, PASSWORD, tenantFrom } from "./family-fixtures.ts";
 import { storeRows } from "./_store.ts";
+import { mailerFor } from "../src/email/mailer.ts";
 
 const SECRET_KEY = "sk_test_tenantd_fake";
 const WEBHOOK_SECRET = "whsec_tenantd_test";
@@ -127,6 +128,8 @@ describe("account deletion, everything a tenant owns", () => {
     expect((await as(victim, "POST", "/api/v1/billing/usage/exports/increment", {})).status).toBe(200);
     expect((await t.request("POST", "/api/v1/auth/request-password-reset", { key: t.app.publishableKey, body: { email: victim.email } })).status).toBeLessThan(300);
     expect((await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: inviter.email, password: PASSWORD } })).status).toBe(200);
+    // The reset email goes out after the answer: its outbox row is there once the mailer is idle.
+    await mailerFor(t.backend.core).idle();
 
     const owned = {
       records: await idsOf(t, "SELECT id FROM records WHERE tenant_id = ?", victim.id),
