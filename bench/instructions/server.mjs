@@ -12,6 +12,7 @@ import { H3, getQuery, getRouterParam } from "h3";
 import { toNodeHandler } from "h3/node";
 import { createTenantBackend } from "../../dist/index.js";
 import { COLLECTIONS, COLLECTION_SETTINGS, FILTERS, recordData } from "../dataset.mjs";
+import { turnCommit } from "../turn-commit.mjs";
 
 const [kind = "tenantd", scenario = "me"] = process.argv.slice(2);
 const sha = (text) => createHash("sha256").update(text).digest("hex");
@@ -41,7 +42,7 @@ async function tenantd() {
       turns.push(b);
     }
   }
-  const inTurn = (filter) => turns.map((b) => { const [m, p] = list(filter); return [m, p, b]; });
+  const eachTenant = (filter) => turns.map((b) => { const [m, p] = list(filter); return [m, p, b]; });
   const requests = {
     me: ["GET", "/api/v1/auth/me", bearer],
     get: ["GET", `/api/v1/data/notes/${rec.record.id}`, bearer],
@@ -49,8 +50,8 @@ async function tenantd() {
     introspect: ["POST", "/api/v1/auth/introspect", { "x-service-key": app.publishableKey, authorization: bearer.authorization }, "{}"],
     "list-indexed": list(FILTERS.indexed),
     "list-unindexed": list(FILTERS.unindexed),
-    "list-indexed-8": inTurn(FILTERS.indexed),
-    "list-unindexed-8": inTurn(FILTERS.unindexed),
+    "list-indexed-8": eachTenant(FILTERS.indexed),
+    "list-unindexed-8": eachTenant(FILTERS.unindexed),
     // The fifth element names the reply's field the next request sends (client.mjs): a chain.
     refresh: ["POST", "/api/v1/auth/refresh", { "x-service-key": app.publishableKey }, JSON.stringify({ refreshToken: s.refreshToken }), "refreshToken"],
   };
@@ -123,16 +124,17 @@ function raw() {
     const s = q.session.get(getRouterParam(event, "sessionId"));
     return { active: !!s && s.ended_at === null && s.expires_at > Date.now(), tenantId: s?.tenant_id ?? null };
   });
-  app.post("/usage/:tenant/:feature/increment", (event) => ({
-    // all(), as raw-server.mjs: stepped to its end, so SQLite checkpoints as it does for any commit.
-    count: q.increment.all(getRouterParam(event, "tenant"), getRouterParam(event, "feature"), new Date().toISOString().slice(0, 7))[0],
-    period: "monthly",
-    limit: null,
-  }));
+  // Increments and rotations commit per turn of the event loop, as in raw-server.mjs.
+  const inTurn = turnCommit(db);
+  app.post("/usage/:tenant/:feature/increment", async (event) => {
+    const [tenant, feature] = [getRouterParam(event, "tenant"), getRouterParam(event, "feature")];
+    const [count] = await inTurn(() => q.increment.all(tenant, feature, new Date().toISOString().slice(0, 7)));
+    return { count, period: "monthly", limit: null };
+  });
   app.post("/refresh", async (event) => {
     const { refreshToken } = await event.req.json();
     const next = randomBytes(32).toString("base64url");
-    if (!rotate.immediate(sha(refreshToken), sha(next), Date.now())) throw new Error("unknown refresh token");
+    if (!(await inTurn(() => rotate(sha(refreshToken), sha(next), Date.now())))) throw new Error("unknown refresh token");
     return { refreshToken: next };
   });
   // The same headers as tenantd's requests carry, so both parse the same request size.
@@ -141,8 +143,8 @@ function raw() {
     const [[field, value]] = Object.entries(filter);
     return ["GET", `/records/${tenant}/${COLLECTIONS.spread}?field=${field}&value=${value}&limit=20`, headers];
   };
-  const inTurn = (filter) => Array.from({ length: TENANTS }, (_, t) => rawList(filter, `t${t + 1}`));
-  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), "list-indexed-8": inTurn(FILTERS.indexed), "list-unindexed-8": inTurn(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"], refresh: ["POST", "/refresh", {}, JSON.stringify({ refreshToken: "rt0" }), "refreshToken"] };
+  const eachTenant = (filter) => Array.from({ length: TENANTS }, (_, t) => rawList(filter, `t${t + 1}`));
+  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), "list-indexed-8": eachTenant(FILTERS.indexed), "list-unindexed-8": eachTenant(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"], refresh: ["POST", "/refresh", {}, JSON.stringify({ refreshToken: "rt0" }), "refreshToken"] };
   return { handler: toNodeHandler(app), request: requests[scenario] };
 }
 
