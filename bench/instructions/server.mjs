@@ -102,7 +102,7 @@ function raw() {
     return row;
   });
   const insert = db.prepare("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)");
-  for (let t = 1; t <= TENANTS; t++) for (let i = 0; i < 100; i++) insert.run(`r${t}-${i}`, `t${t}`, COLLECTIONS.spread, JSON.stringify(recordData(i)), 1000 + i, 1000 + i);
+  for (let t = 1; t <= TENANTS; t++) for (let i = 0; i < 100; i++) insert.run(t === 1 ? `r${i}` : `r${t}-${i}`, `t${t}`, COLLECTIONS.spread, JSON.stringify(recordData(i)), 1000 + i, 1000 + i);
   const totals = new Map();
   const toRecord = (r) => ({ id: r.id, data: JSON.parse(r.data), createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString() });
   const app = new H3();

@@ -43,8 +43,9 @@ export async function readUsage(core: Core, app: AppRow, tenantId: string, featu
 
 /**
  * Adds `by` in the current UTC period; past the limit nothing changes and it is 402
- * `limit_reached`. Synchronous when the entitlements are remembered and the store answers at
- * once (src/awaitable.ts): metering sits on the hot path of the apps that use it.
+ * `limit_reached`. The limit is read without a promise when the entitlements are remembered
+ * (src/awaitable.ts): metering sits on the hot path of the apps that use it. The write
+ * settles once committed (on SQLite, with the turn's other writes: write-batch.ts).
  */
 export function incrementUsage(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }): Awaitable<UsageCounter> {
   return andThen(effectiveEntitlement(core, app, tenantId, featureKey), (value) => {

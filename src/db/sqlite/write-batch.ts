@@ -42,7 +42,7 @@ function createWriteBatch(db: SqliteDb): WriteBatch {
       try {
         item.outcome = item.write();
       } catch (error) {
-        // Still in the transaction: only this write's statement was undone.
+        // Still in the transaction: SQLite undid this write alone (its statement, or its savepoint).
         if (!db.inTransaction) throw error;
         item.failed = true;
         item.outcome = error;
