@@ -226,12 +226,12 @@ export async function effectiveSubscription(core: Core, app: AppRow, tenantId: s
   return resolved ? { ...resolved.subscription } : null;
 }
 
+/** The plan's entitlements when the resolved subscription grants them; they go over the app's defaults. */
+const planEntitlements = (resolved: Resolved | null): Entitlements | undefined => (resolved?.entitles ? resolved.plan.entitlements : undefined);
+
 /** The effective plan's entitlements over the app's default (free) entitlements. */
 export function effectiveEntitlements(core: Core, app: AppRow, tenantId: string): Awaitable<Entitlements> {
-  return andThen(resolve(core, app, tenantId), (resolved) => {
-    const defaults = app.settings.billing.defaultEntitlements;
-    return resolved?.entitles ? { ...defaults, ...resolved.plan.entitlements } : { ...defaults };
-  });
+  return andThen(resolve(core, app, tenantId), (resolved) => ({ ...app.settings.billing.defaultEntitlements, ...planEntitlements(resolved) }));
 }
 
 /**
@@ -240,7 +240,7 @@ export function effectiveEntitlements(core: Core, app: AppRow, tenantId: string)
  */
 export function effectiveEntitlement(core: Core, app: AppRow, tenantId: string, key: string): Awaitable<Entitlements[string] | undefined> {
   return andThen(resolve(core, app, tenantId), (resolved) => {
-    const plan = resolved?.entitles ? resolved.plan.entitlements : undefined;
+    const plan = planEntitlements(resolved);
     if (plan && Object.hasOwn(plan, key)) return plan[key];
     const defaults = app.settings.billing.defaultEntitlements;
     return Object.hasOwn(defaults, key) ? defaults[key] : undefined;

@@ -9,10 +9,10 @@ export function periodStart(period: UsagePeriod, now: number): number {
   const last = lastPeriod[period];
   if (now >= last.from && now < last.until) return last.from;
   const d = new Date(now);
-  const from = period === "monthly" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) : Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-  const until = period === "monthly" ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) : from + 86_400_000;
-  lastPeriod[period] = { from, until };
-  return from;
+  const [year, month, day] = [d.getUTCFullYear(), d.getUTCMonth(), period === "monthly" ? 1 : d.getUTCDate()];
+  const next = period === "monthly" ? Date.UTC(year, month + 1, 1) : Date.UTC(year, month, day + 1);
+  lastPeriod[period] = { from: Date.UTC(year, month, day), until: next };
+  return lastPeriod[period].from;
 }
 
 /** `from` plus `n` months or years, clamped to the month's last day (Jan 31 + 1 month = Feb 28/29). */
