@@ -193,6 +193,22 @@ describe("exact under concurrency", () => {
     expect((await db.webhooks.listDeliveries("app1", 1, 0)).total).toBe(60);
   });
 
+  test("webhook queue: a claim takes at most its limit, whatever plan PostgreSQL picks", async () => {
+    // A nested loop that runs the claim's pick of rows again for every queued row: the run
+    // after the first delete skips the rows already taken and picks further ones.
+    const one = await postgresEngine({ max: 1 });
+    try {
+      await one.db.apps.insert({ id: "app1", name: "A", publishableKey: "pk", secretKeyHash: null, ownerId: null, settings: readSettings({}), createdAt: T0, updatedAt: T0 });
+      for (const setting of ["enable_hashagg", "enable_hashjoin", "enable_mergejoin", "enable_material", "enable_sort", "enable_memoize"]) await one.sql.unsafe(`SET ${setting} = off`);
+      for (let i = 0; i < 4; i++) await one.db.webhooks.enqueue({ id: `lim-${i}`, appId: "app1", event: "tenant.created", tenantId: null, data: "x", createdAt: T0 + i });
+      expect((await one.db.webhooks.claim(3, T0 + 100)).map((e) => e.id)).toEqual(["lim-0", "lim-1", "lim-2"]);
+      expect(await one.db.webhooks.queuedCount("app1")).toBe(1);
+      expect((await one.db.webhooks.claim(3, T0 + 100)).map((e) => e.id)).toEqual(["lim-3"]);
+    } finally {
+      await one.close();
+    }
+  });
+
   test("oauth state: consumed once by concurrent callbacks", async () => {
     await db.oauth.createState({ stateHash: "st", appId: "app1", provider: "github", redirectUrl: "https://r", inviteToken: null, codeVerifier: null, browserHash: "b", createdAt: T0, expiresAt: T0 + 600 });
     const outcomes = await times(N, () => db.oauth.consumeState("st", (h) => h === "b", T0 + 1));

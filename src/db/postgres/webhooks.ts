@@ -32,10 +32,14 @@ export function createPgWebhooksRepo(sql: PgSql): WebhooksRepository {
     async claim(limit, now) {
       // SKIP LOCKED: dispatchers on several nodes each take different events, none waits,
       // and an event leaves the queue in the transaction that logs it: sent at most once.
+      // The pick is MATERIALIZED, so it runs once: as a subquery the planner may run it again
+      // per row (a nested loop), and each run skips the rows already taken and picks more,
+      // past the limit.
       return sql.begin(async (tx) => {
         const rows = await tx<(QueuedEvent & { seq: number })[]>`
-          DELETE FROM webhook_events WHERE seq IN (SELECT seq FROM webhook_events ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-          RETURNING seq, id, app_id, event, tenant_id, data, created_at`;
+          WITH picked AS MATERIALIZED (SELECT seq FROM webhook_events ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          DELETE FROM webhook_events e USING picked WHERE e.seq = picked.seq
+          RETURNING e.seq, e.id, e.app_id, e.event, e.tenant_id, e.data, e.created_at`;
         const events = [...rows].sort((a, b) => a.seq - b.seq);
         for (const e of events) {
           await tx`INSERT INTO webhook_deliveries (id, app_id, event, tenant_id, status, created_at, claimed_at)
