@@ -3,6 +3,7 @@ import type { TenantBackendConfig } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
 import { errorToResponse } from "./errors.ts";
+import { cacheRouteMatches } from "./http/route-cache.ts";
 import { createRouter } from "./http/router.ts";
 import { registerAreaRoutes } from "./areas.ts";
 import { ensureDefaultApp } from "./bootstrap.ts";
@@ -60,6 +61,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     registerAreaRoutes(router, core);
     installDashboard(h3, core);
     finish();
+    cacheRouteMatches(h3);
     const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
     startMaintenance(core);
     announceStart(core, config, defaultApp);
