@@ -10,6 +10,9 @@ import type { H3, H3Event } from "h3";
  */
 export const ROUTE_CACHE_SIZE = 2048;
 
+/** Longer paths are matched every time: the cache holds at most 2,048 × 256 characters of them. */
+const LONGEST_KEPT_PATH = 256;
+
 interface Match {
   data: unknown;
   params?: Record<string, string>;
@@ -47,7 +50,7 @@ export function cacheRouteMatches(app: H3, size = ROUTE_CACHE_SIZE): void {
     const hit = paths?.get(path);
     if (hit !== undefined) return hit.params === undefined ? { data: hit.data } : { data: hit.data, params: { ...hit.params } };
     const match = find(event);
-    if (match === undefined) return undefined;
+    if (match === undefined || path.length > LONGEST_KEPT_PATH) return match;
     if (count >= size) {
       kept.clear();
       count = 0;
