@@ -28,10 +28,13 @@ interface Routing {
  * Makes `app` remember its route matches. Past `size` the cache starts empty again: the paths
  * that repeat are back after one request each, and a stream of paths seen once (a scan of
  * record ids, a crawler's 404s) never holds more than `size`. Each request gets its own copy
- * of the parameters; a route added later empties the cache.
+ * of the parameters; a route added later empties the cache. Whether the cache is on: false
+ * when this h3 has no such hooks.
  */
-export function cacheRouteMatches(app: H3, size = ROUTE_CACHE_SIZE): void {
+export function cacheRouteMatches(app: H3, size = ROUTE_CACHE_SIZE): boolean {
   const routing = app as unknown as Routing;
+  // Internal hooks: if an h3 release renames them, requests are routed as h3 does, uncached.
+  if (typeof routing["~findRoute"] !== "function" || typeof routing["~addRoute"] !== "function") return false;
   const find = routing["~findRoute"].bind(app);
   const add = routing["~addRoute"].bind(app);
   // One map per method: the pathname, a fresh string each request, is hashed once, not joined first.
@@ -61,4 +64,5 @@ export function cacheRouteMatches(app: H3, size = ROUTE_CACHE_SIZE): void {
     count++;
     return match;
   };
+  return true;
 }
