@@ -4,7 +4,7 @@ import type { H3, H3Event } from "h3";
  * Route matches kept per method and path. A route with a parameter (`/api/v1/data/:collection`,
  * `/api/v1/billing/usage/:feature/increment`) is found by splitting the path into segments and
  * walking rou3's tree on every request: 2–2.4 µs of a usage increment's 50 under the bench's
- * load (docs/performance.md, twentieth round), where a kept match costs one map lookup.
+ * load (docs/performance.md, twentieth round), where a kept match costs two map lookups.
  * Paths that repeat (a collection's list, a counter, a record polled) hit; a path seen once
  * (one record among millions) costs the lookup it always did plus an entry that ages out.
  */
