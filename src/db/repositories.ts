@@ -241,11 +241,12 @@ export interface FilesRepository {
 export interface BillingRepository {
   /**
    * Optional: a number that changes whenever plans, subscriptions or family membership may
-   * have changed (any process; another process's change within 0.1 s of `now`, the caller's
-   * clock). With it, effective entitlements are kept in memory between changes
-   * (src/billing/effective.ts); without it (PostgreSQL), they are read every time.
+   * have changed (any process; on SQLite another process's change within 0.1 s of `now`, the
+   * caller's clock; on PostgreSQL when its announcement arrives). With it, effective
+   * entitlements are kept in memory between changes (src/billing/effective.ts); without it,
+   * or while it answers undefined (PostgreSQL not listening for changes), they are read every time.
    */
-  entitlementsVersion?(now?: number): number;
+  entitlementsVersion?(now?: number): number | undefined;
   insertPlan(plan: PlanRow): Promise<void>;
   updatePlan(plan: PlanRow): Promise<boolean>;
   findPlan(appId: string, id: string): Promise<PlanRow | undefined>;

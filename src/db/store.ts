@@ -6,6 +6,7 @@ import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";
 import { untilReady } from "./postgres/deferred.ts";
+import { createPgChanges } from "./postgres/changes.ts";
 import type { Repositories } from "./repositories.ts";
 
 export interface DatabaseConfig {
@@ -44,14 +45,19 @@ export function openStore(config: { databasePath: string; database: DatabaseConf
     } };
   }
   const sql = connectPostgres(config.database.url, { max: config.database.pool.max });
-  const ready = migrate(sql).then(() => undefined);
+  // The change feed's triggers come with the migrations: listen once they are in place.
+  const changes = createPgChanges(config.database.url, (message) => console.warn(message));
+  const ready = migrate(sql).then(() => changes.start());
   // Unhandled until someone awaits it: createTenantBackend does, and every repository call.
   ready.catch(() => undefined);
   return {
     engine: "postgres",
-    db: untilReady(createPgRepositories(sql), ready),
+    db: untilReady(createPgRepositories(sql, changes), ready),
     sqlite: noSqlite(),
     ready,
-    close: () => sql.end({ timeout: 5 }),
+    close: async () => {
+      await changes.close();
+      await sql.end({ timeout: 5 });
+    },
   };
 }

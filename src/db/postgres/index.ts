@@ -1,10 +1,11 @@
 import type { PgSql } from "./connection.ts";
 import type { Repositories } from "../repositories.ts";
+import type { SessionState, TenantRow } from "../types.ts";
 import { readSettings } from "../../apps/settings.ts";
 import { createPgMetaRepo, createPgStatsRepo } from "./meta.ts";
 import { createPgAppsRepo } from "./apps.ts";
 import { createPgDevelopersRepo } from "./developers.ts";
-import { createPgTenantsRepo } from "./tenants.ts";
+import { createPgTenantsRepo, tenantById } from "./tenants.ts";
 import { createPgSessionsRepo } from "./sessions.ts";
 import { createPgOAuthRepo } from "./oauth.ts";
 import { createPgEmailTokensRepo } from "./email-tokens.ts";
@@ -17,10 +18,20 @@ import { createPgFamilyRepo } from "./family.ts";
 import { createPgRecordsRepo } from "./records.ts";
 import { createPgAdminRepo } from "./admin.ts";
 import { createPgClusterRepo } from "./cluster.ts";
+import type { PgChanges } from "./changes.ts";
+import { createPgRowCache } from "./row-cache.ts";
+import { announcing, EVERYTHING } from "./local-changes.ts";
 
-/** The PostgreSQL engine behind the same interfaces as SQLite. */
-export function createPgRepositories(sql: PgSql): Repositories {
-  return {
+/** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
+export const PG_CACHE_SIZE = 50_000;
+
+/**
+ * The PostgreSQL engine behind the same interfaces as SQLite. With `changes` (a node's
+ * listening connection, changes.ts), session states, tenants and entitlements are answered
+ * from memory between announced changes; without it, every call reads the database.
+ */
+export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositories {
+  const repos = {
     meta: createPgMetaRepo(sql),
     apps: createPgAppsRepo(sql, readSettings),
     developers: createPgDevelopersRepo(sql),
@@ -38,5 +49,71 @@ export function createPgRepositories(sql: PgSql): Repositories {
     records: createPgRecordsRepo(sql),
     admin: createPgAdminRepo(sql),
     cluster: createPgClusterRepo(sql),
+  } satisfies Repositories;
+  return changes ? withChangeFeed(sql, repos, changes) : repos;
+}
+
+function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Repositories {
+  const sessions = createPgRowCache<SessionState>(changes, "s:", async (id) => repos.sessions.state(id, 0), PG_CACHE_SIZE);
+  // Keyed by id alone: the app is checked on the row.
+  const tenants = createPgRowCache<TenantRow>(changes, "t:", (id) => tenantById(sql, id), PG_CACHE_SIZE);
+  let billingVersion = 0;
+  changes.on((p) => {
+    if (p === "b" || p === "*" || p.startsWith("t:")) billingVersion++;
+  });
+
+  const session = (id: string) => [`s:${id}`];
+  const tenant = (id: string) => [`t:${id}`];
+  const billing = () => ["b"];
+  return {
+    ...repos,
+    sessions: announcing(
+      {
+        ...repos.sessions,
+        state: (id: string) => sessions.get(id),
+      },
+      changes,
+      {
+        rotate: (_args, r) => (r && typeof r === "object" && "session" in r ? session((r as { session: SessionState }).session.id) : ["s:*"]),
+        end: ([id]) => session(id as string),
+        endAllForTenant: () => ["s:*"],
+        beginTenantDeletion: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)],
+        cancelTenantDeletion: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)],
+      },
+    ),
+    tenants: announcing(
+      {
+        ...repos.tenants,
+        findById: (appId: string, id: string) => {
+          const keep = (row: TenantRow | undefined) => (row && row.appId === appId ? row : undefined);
+          const r = tenants.get(id);
+          return r instanceof Promise ? r.then(keep) : keep(r);
+        },
+      },
+      changes,
+      {
+        markVerified: ([id]) => tenant(id as string),
+        setPasswordHash: ([id]) => tenant(id as string),
+        setLocale: ([id]) => tenant(id as string),
+        remove: EVERYTHING,
+      },
+    ),
+    emailTokens: announcing(repos.emailTokens, changes, { verifyEmail: () => ["t:*"], resetPassword: () => ["t:*", "s:*"] }),
+    oauth: announcing(repos.oauth, changes, { linkExisting: EVERYTHING }),
+    family: announcing(repos.family, changes, { join: EVERYTHING, leave: EVERYTHING, removeMember: EVERYTHING }),
+    billing: announcing(
+      { ...repos.billing, entitlementsVersion: () => (changes.live ? billingVersion : undefined) },
+      changes,
+      {
+        insertPlan: billing,
+        updatePlan: billing,
+        upsertProviderSubscription: billing,
+        upsertGrant: billing,
+        removeSource: billing,
+        setDevCancelAtPeriodEnd: billing,
+        consumeDevSession: billing,
+      },
+    ),
+    apps: announcing(repos.apps, changes, { remove: EVERYTHING }),
   };
 }

@@ -27,7 +27,8 @@ export function createPgStatsRepo(sql: PgSql): StatsRepository {
       return { appId, tenants: r!.tenants, records: r!.records, fileBytes: r!.fileBytes, webhookDeliveriesThisMonth: r!.deliveries };
     },
     async tenantRecords(appId, tenantId) {
-      const [r] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM records WHERE app_id = ${appId} AND tenant_id = ${tenantId}`;
+      // Kept by migration 5's triggers: a few rows (one per collection), not the records.
+      const [r] = await sql<{ n: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n FROM record_scopes WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
       return r!.n;
     },
   };

@@ -6,16 +6,19 @@ import type { Json } from "../../data/query.ts";
 import { orderSql, Params, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { UniqueConflict, valueAtPath } from "../shared.ts";
+import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
-/** Rows read per round trip while a page is filled up to its byte budget. */
-const PAGE_BATCH = 50;
+
+/** A page row with its scope's version and the total; one row of NULLs when the page is empty. */
+type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
 
 type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
 
 export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
+  const totals = createVersionedTotals();
   const byId = async (q: Runner, scope: RecordScope, id: string, lock = false) => {
     const [r] = lock
       ? await q<RecordRow[]>`SELECT seq, id, data, created_at, updated_at FROM records
@@ -69,33 +72,40 @@ export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
 
   return {
     get: (scope, id) => byId(sql, scope, id),
-    // No totals cache on PostgreSQL: every page counts its matches (always fresh); `now` only
-    // feeds SQLite's automatic indexes, which PostgreSQL does not have yet (docs/scaling.md).
+    // One statement, so one snapshot, one round trip: the scope's version, the total (counted
+    // only when the version differs from the one a kept total was counted at), and the page,
+    // cut at the byte budget in the database.
     async list(scope, conditions, sort, page, _now) {
-      // One snapshot for the page and the total.
-      return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-        const w = whereSql(scope, conditions);
-        const n = w.params.length;
-        const records: RecordRow[] = [];
-        let bytes = 0;
-        const cursor = tx
-          .unsafe<RecordRow[]>(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${orderSql(sort)} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`, [
-            ...w.params,
-            page.limit,
-            page.offset,
-          ] as never[], { prepare: false })
-          .cursor(PAGE_BATCH);
-        fill: for await (const rows of cursor) {
-          for (const row of rows) {
-            // A page of large records stops at the byte budget instead of holding `limit` of them.
-            bytes += row.data.length;
-            if (records.length > 0 && bytes > page.maxBytes) break fill;
-            records.push(row);
-          }
-        }
-        const [c] = await run<{ n: number }>(tx, `SELECT COUNT(*) AS n FROM records WHERE ${w.sql}`, w.params);
-        return { records, total: c!.n };
-      });
+      const w = whereSql(scope, conditions);
+      const params = [...w.params];
+      const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
+      const scopeKey = `${scope.appId}\u0000${scope.tenantId}\u0000${scope.collection}`;
+      const filterKey = conditions.length === 0 ? "" : `${w.sql}\u0000${JSON.stringify(w.params)}`;
+      const kept = filterKey === "" ? undefined : totals.get(scopeKey, filterKey);
+      const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
+      const total =
+        filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
+      const order = orderSql(sort);
+      const rows = await run<ListRow>(
+        sql,
+        `WITH s AS (SELECT COALESCE(MAX(version), 0) AS version, COALESCE(MAX(records), 0) AS records FROM record_scopes
+                    WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
+         SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
+         FROM s LEFT JOIN LATERAL (
+           SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
+             SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER (ORDER BY ${order}) AS n
+             FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql} ORDER BY ${order}
+                   LIMIT ${p(page.limit, "bigint")} OFFSET ${p(page.offset, "bigint")}) r
+           ) q
+         ) p ON p.n = 1 OR p.run <= ${p(page.maxBytes, "bigint")}
+         ORDER BY p.n`,
+        params,
+      );
+      const first = rows[0]!;
+      if (filterKey !== "" && kept?.version !== first.version) totals.set(scopeKey, filterKey, { version: first.version, total: first.total });
+      const records: RecordRow[] = [];
+      for (const r of rows) if (r.id !== null) records.push({ seq: r.seq, id: r.id, data: r.data, createdAt: r.createdAt, updatedAt: r.updatedAt });
+      return { records, total: first.total };
     },
     insert: (scope, id, data, now, unique) => sql.begin((tx) => insertRow(tx, scope, id, data, now, unique)),
     update: (scope, id, transform, now, unique) =>

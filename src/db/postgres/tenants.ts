@@ -6,6 +6,12 @@ import { runStep } from "./steps.ts";
 /** The columns of a TenantRow (deleting_at is internal: the files repository reads it). */
 export const TENANT_COLUMNS = "id, app_id, email, password_hash, email_verified_at, locale, parent_tenant_id, created_at";
 
+/** The tenant of any app (the caller checks the app). */
+export async function tenantById(sql: PgSql, id: string): Promise<TenantRow | undefined> {
+  const [r] = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE id = ${id}`;
+  return r;
+}
+
 export async function insertSession(tx: PgTx | PgSql, tenantId: string, appId: string, s: NewSession): Promise<void> {
   await tx`INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (${s.id}, ${tenantId}, ${appId}, ${s.createdAt}, ${s.expiresAt})`;
   await tx`INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (${s.refreshHash}, ${s.id}, ${s.createdAt})`;
@@ -27,8 +33,8 @@ export function createPgTenantsRepo(sql: PgSql): TenantsRepository {
       return r;
     },
     async findById(appId, id) {
-      const [r] = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} AND id = ${id}`;
-      return r;
+      const r = await tenantById(sql, id);
+      return r?.appId === appId ? r : undefined;
     },
     async list(appId, opts) {
       const pattern = like(opts.emailContains);
