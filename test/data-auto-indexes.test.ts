@@ -40,10 +40,9 @@ async function plan(b: Backend, collection: string, filter: unknown, sort?: unkn
 
 const ids = (res: { body: { records: { id: string }[] } }) => res.body.records.map((r) => r.id);
 
-// Automatic indexes are a SQLite feature, so this file runs in the sqlite project only
-// (vitest.config.ts): on PostgreSQL none are built, and the admin API lists none (docs/scaling.md); what PostgreSQL offers instead, declared expression indexes the
-// planner uses, is tested in data-indexes.test.ts and postgres-records.test.ts ("indexed
-// fields get expression indexes the planner uses for equality, ranges and sorts").
+// This file tests SQLite's mechanism (a worker thread, the write gate), so it runs in the
+// sqlite project only (vitest.config.ts); PostgreSQL's automatic indexes, built
+// CONCURRENTLY and shared by every node, are tested in postgres-auto-indexes.test.ts.
 describe("automatic indexes", () => {
   it("builds an index for a field a list filters on over a large collection, uses it, answers the same, and shows it to the admin", async () => {
     const b = await dataBackend();

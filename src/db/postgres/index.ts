@@ -46,7 +46,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     billing: createPgBillingRepo(sql),
     invites: createPgInvitesRepo(sql),
     family: createPgFamilyRepo(sql),
-    records: createPgRecordsRepo(sql),
+    records: createPgRecordsRepo(sql, changes),
     admin: createPgAdminRepo(sql),
     cluster: createPgClusterRepo(sql),
   } satisfies Repositories;
@@ -98,7 +98,8 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
         remove: EVERYTHING,
       },
     ),
-    emailTokens: announcing(repos.emailTokens, changes, { verifyEmail: () => ["t:*"], resetPassword: () => ["t:*", "s:*"] }),
+    // Proving an address drops unverified provider links and ends their sessions.
+    emailTokens: announcing(repos.emailTokens, changes, { verifyEmail: () => ["t:*", "s:*"], resetPassword: () => ["t:*", "s:*"] }),
     oauth: announcing(repos.oauth, changes, { linkExisting: EVERYTHING }),
     family: announcing(repos.family, changes, { join: EVERYTHING, leave: EVERYTHING, removeMember: EVERYTHING }),
     billing: announcing(

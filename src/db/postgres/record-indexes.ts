@@ -16,8 +16,21 @@ export const PG_INDEX_NAME = /^records_f_[0-9a-f]{12}_[0-9a-f]{20}$/;
  * walks the index. Partial on the app and collection; the name is a hash of the definition.
  */
 export function pgFieldIndex(appId: string, collection: string, path: string): { name: string; sql: string } {
-  const columns = ["tenant_id", ...fieldSortExprs(fieldExprs(path)), "created_at", "seq"].join(", ");
-  const body = `ON records (${columns}) WHERE app_id = ${literal(appId, APP_ID)} AND collection = ${literal(collection, COLLECTION_NAME)}`;
+  const body = indexBody(appId, collection, path);
   const name = pgIndexPrefix(appId) + hash(body, 20);
-  return { name, sql: `CREATE INDEX IF NOT EXISTS "${name}" ${body}` };
+  // CONCURRENTLY: the build reads the table without blocking any app's writes.
+  return { name, sql: `CREATE INDEX CONCURRENTLY IF NOT EXISTS "${name}" ${body}` };
+}
+
+function indexBody(appId: string, collection: string, path: string): string {
+  const columns = ["tenant_id", ...fieldSortExprs(fieldExprs(path)), "created_at", "seq"].join(", ");
+  return `ON records (${columns}) WHERE app_id = ${literal(appId, APP_ID)} AND collection = ${literal(collection, COLLECTION_NAME)}`;
+}
+
+/** Automatic indexes (auto-indexes.ts): the same definition under their own prefix, which declared syncs leave alone. */
+export const PG_AUTO_INDEX_NAME = /^records_a_[0-9a-f]{12}_[0-9a-f]{20}$/;
+export function pgAutoIndex(appId: string, collection: string, path: string): { name: string; sql: string } {
+  const body = indexBody(appId, collection, path);
+  const name = `records_a_${hash(appId, 12)}_${hash(body, 20)}`;
+  return { name, sql: `CREATE INDEX CONCURRENTLY IF NOT EXISTS "${name}" ${body}` };
 }

@@ -2,9 +2,12 @@ import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
 import type { RecordRow, RecordScope } from "../types.ts";
 
-import type { Json } from "../../data/query.ts";
+import type { Condition, Json, SortKey } from "../../data/query.ts";
 import { orderSql, Params, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
+import { createPgAutoIndexes } from "./auto-indexes.ts";
+import type { PgChanges } from "./changes.ts";
+import { isPgUniqueViolation } from "./connection.ts";
 import { UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 
@@ -17,8 +20,22 @@ type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
 
-export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
+export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
   const totals = createVersionedTotals();
+  const autos = createPgAutoIndexes(sql);
+  changes?.on((p) => {
+    if (p === "i" || p === "*") autos.changed();
+  });
+
+  /** The scope with the collection's automatic indexes among its indexed fields (the SQL then names the app and collection literally, as their partial indexes need). */
+  function withAuto(scope: RecordScope, now: number): RecordScope {
+    const auto = autos.paths(scope.appId, scope.collection, now);
+    return auto === undefined || auto.size === 0 ? scope : { ...scope, indexed: new Set([...scope.indexed, ...auto]) };
+  }
+  /** Fields a list filters or sorts on. */
+  const fieldsOf = (conditions: Condition[], sort: SortKey[]) => [
+    ...new Set([...conditions.map((c) => c.target), ...sort.map((k) => k.target)].flatMap((t) => (t.kind === "field" ? [t.path] : []))),
+  ];
   const byId = async (q: Runner, scope: RecordScope, id: string, lock = false) => {
     const [r] = lock
       ? await q<RecordRow[]>`SELECT seq, id, data, created_at, updated_at FROM records
@@ -61,9 +78,30 @@ export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
     return { ...row, data: text, updatedAt: now };
   }
 
-  async function dropIndex(q: Runner, name: string) {
+  async function dropIndex(name: string) {
     if (!PG_INDEX_NAME.test(name)) throw new Error(`postgres records: refusing to drop index ${JSON.stringify(name)}`);
-    await q.unsafe(`DROP INDEX IF EXISTS "${name}"`);
+    await sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS "${name}"`);
+  }
+  /**
+   * A concurrent build cut short (a crash, a cancelled statement) leaves an INVALID index
+   * that IF NOT EXISTS would keep forever: one that is invalid with no build in progress is
+   * dropped and built again.
+   */
+  async function buildIndex(index: { name: string; sql: string }) {
+    try {
+      await sql.unsafe(index.sql);
+    } catch (e) {
+      // Another node created the same index between our check and our build.
+      if (!isPgUniqueViolation(e) && (e as { code?: string }).code !== "42P07") throw e;
+      return;
+    }
+    const [state] = await sql<{ valid: boolean; building: boolean }[]>`
+      SELECT i.indisvalid AS valid, EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = c.oid) AS building
+      FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = ${index.name} AND c.relnamespace = current_schema()::regnamespace`;
+    if (state && !state.valid && !state.building) {
+      await dropIndex(index.name);
+      await sql.unsafe(index.sql);
+    }
   }
   const indexNames = async (q: Runner, prefix: string) =>
     (await q<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE tablename = 'records' AND schemaname = current_schema() AND starts_with(indexname, ${prefix})`).map(
@@ -75,7 +113,16 @@ export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
     // One statement, so one snapshot, one round trip: the scope's version, the total (counted
     // only when the version differs from the one a kept total was counted at), and the page,
     // cut at the byte budget in the database.
-    async list(scope, conditions, sort, page, _now) {
+    async list(original, conditions, sort, page, now) {
+      const scope = withAuto(original, now);
+      const fields = fieldsOf(conditions, sort);
+      if (fields.length > 0) {
+        const auto = autos.paths(scope.appId, scope.collection, now);
+        if (auto) autos.touch(scope.appId, scope.collection, fields.filter((f) => auto.has(f)), now);
+        const missing = fields.filter((f) => !scope.indexed.has(f));
+        if (missing.length > 0) autos.consider(scope, missing, now);
+      }
+      autos.sweep(now);
       const w = whereSql(scope, conditions);
       const params = [...w.params];
       const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
@@ -145,25 +192,23 @@ export function createPgRecordsRepo(sql: PgSql): RecordsRepository {
       return { record, expiresAt };
     },
     async syncIndexes(appId, fields) {
+      // Built and dropped CONCURRENTLY: no app's writes wait, so not in a transaction. Nodes
+      // syncing one app at once each skip what another already made (IF NOT EXISTS).
       const wanted = fields.map((f) => pgFieldIndex(appId, f.collection, f.path));
       const keep = new Set(wanted.map((i) => i.name));
-      await sql.begin(async (tx) => {
-        // Several nodes may sync the same app at once: they take turns.
-        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${"records-indexes:" + appId}, 0))`;
-        for (const name of await indexNames(tx, pgIndexPrefix(appId))) if (!keep.has(name)) await dropIndex(tx, name);
-        for (const index of wanted) await tx.unsafe(index.sql);
-      });
+      for (const name of await indexNames(sql, pgIndexPrefix(appId))) if (!keep.has(name)) await dropIndex(name);
+      for (const index of wanted) await buildIndex(index);
+      await autos.dropDeclared(appId, fields);
     },
     async dropIndexesExcept(appIds) {
       const live = new Set(appIds.map(pgIndexPrefix));
-      for (const name of await indexNames(sql, "records_f_")) if (!live.has(name.slice(0, 23))) await dropIndex(sql, name);
+      for (const name of await indexNames(sql, "records_f_")) if (!live.has(name.slice(0, 23))) await dropIndex(name);
+      const gone = await sql<{ appId: string }[]>`SELECT DISTINCT app_id FROM record_auto_indexes WHERE NOT (app_id = ANY(${appIds}::text[]))`;
+      for (const { appId } of gone) await autos.dropApp(appId);
     },
-    // Automatic indexes are SQLite-only for now (docs/scaling.md): nothing is built, listed or dropped.
-    async dropAutoIndexes(_appId) {},
-    async autoIndexes(_appId) {
-      return [];
-    },
-    async autoIndexesSettled() {},
+    dropAutoIndexes: (appId) => autos.dropApp(appId),
+    autoIndexes: (appId) => autos.list(appId),
+    autoIndexesSettled: () => autos.settled(),
     async explainList(scope, conditions, sort) {
       const w = whereSql(scope, conditions, new Params());
       const n = w.params.length;

@@ -100,4 +100,11 @@ CREATE TABLE record_auto_indexes (
   last_used_at BIGINT NOT NULL,
   UNIQUE (app_id, collection, path)
 );
+CREATE FUNCTION tenantd_auto_indexes_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('tenantd_changes', 'i');
+  RETURN NULL;
+END $$;
+CREATE TRIGGER record_auto_indexes_changed AFTER INSERT OR UPDATE OR DELETE ON record_auto_indexes
+  FOR EACH STATEMENT EXECUTE FUNCTION tenantd_auto_indexes_changed();
 `;
