@@ -6,7 +6,7 @@ import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";
 import { untilReady } from "./postgres/deferred.ts";
-import { createPgChanges } from "./postgres/changes.ts";
+import { CHANGES_CHANNEL, createPgChanges } from "./postgres/changes.ts";
 import type { Repositories } from "./repositories.ts";
 
 export interface DatabaseConfig {
@@ -47,7 +47,7 @@ export function openStore(config: { databasePath: string; database: DatabaseConf
   const sql = connectPostgres(config.database.url, { max: config.database.pool.max });
   // The change feed's triggers come with the migrations: listen once they are in place.
   const changes = createPgChanges(config.database.url, (message) => console.warn(message));
-  const ready = migrate(sql).then(() => changes.start());
+  const ready = migrate(sql).then(() => changes.start((payload) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`));
   // Unhandled until someone awaits it: createTenantBackend does, and every repository call.
   ready.catch(() => undefined);
   return {
