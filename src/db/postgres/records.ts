@@ -50,7 +50,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
    * turns on a transaction-scoped advisory lock named by the scope, field and value, so two
    * concurrent writes of one value cannot both pass the check.
    */
-  async function assertUnique(tx: PgTx, scope: RecordScope, data: Record<string, unknown>, unique: readonly string[], exceptSeq: number) {
+  async function assertUnique(tx: Runner, scope: RecordScope, data: Record<string, unknown>, unique: readonly string[], exceptSeq: number) {
     for (const field of unique) {
       const value = valueAtPath(data, field);
       if (value === undefined || value === null) continue;
@@ -62,7 +62,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     }
   }
 
-  async function insertRow(tx: PgTx, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
     await assertUnique(tx, scope, data, unique, -1);
     const text = JSON.stringify(data);
     const [r] = await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
@@ -154,7 +154,12 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       for (const r of rows) if (r.id !== null) records.push({ seq: r.seq, id: r.id, data: r.data, createdAt: r.createdAt, updatedAt: r.updatedAt });
       return { records, total: first.total };
     },
-    insert: (scope, id, data, now, unique) => sql.begin((tx) => insertRow(tx, scope, id, data, now, unique)),
+    // Without unique fields to check, the insert is one autocommitted statement (one round
+    // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
+    insert: (scope, id, data, now, unique) =>
+      unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
+        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique))
+        : insertRow(sql, scope, id, data, now, []),
     update: (scope, id, transform, now, unique) =>
       sql.begin(async (tx) => {
         const row = await byId(tx, scope, id, true);
