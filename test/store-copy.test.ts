@@ -182,6 +182,20 @@ describe("tenantd store copy", () => {
     expect(there.stdout).not.toMatch(/DIFFERENT/);
     expect(there.stderr).toMatch(/^ {2}records\s+3 rows \(\d+\.\d s\)$/m);
     expect(readFileSync(join(pgSide, "secret.key"), "utf8")).toBe(readFileSync(join(p.dataDir, "secret.key"), "utf8"));
+    // The source directory remembers the move: a command on it without the database URL
+    // refuses to open the old SQLite file and says how to reach the moved store.
+    const host = new URL(url);
+    expect(there.stdout).toContain(`${p.dataDir} now refuses to start on its SQLite file`);
+    const stale = await runCli(["app", "list", "--data-dir", p.dataDir]);
+    expect(stale.code).not.toBe(0);
+    expect(stale.stderr).toContain(`moved to PostgreSQL (${host.hostname}:${host.port}${host.pathname}`);
+    expect(stale.stderr).toContain("TENANTD_DATABASE_URL");
+    expect(stale.stderr).not.toContain(host.password || "\u0000");
+    const staleServer = await createTenantBackend({ dataDir: p.dataDir, logger: "silent", argon2: TEST_ARGON2 }).then(
+      () => "started",
+      (e: Error) => e.message,
+    );
+    expect(staleServer).toMatch(/moved to PostgreSQL/);
 
     // PostgreSQL → a new SQLite directory, the URL on stdin, JSON report.
     const back = join(dir(), "back");

@@ -8,6 +8,7 @@ import { openPostgresCopyEnd } from "../db/copy/postgres.ts";
 import { compareCounts, copyTables, DEFAULT_BATCH, emptyTarget, targetContents } from "../db/copy/run.ts";
 import { openSqliteCopyEnd } from "../db/copy/sqlite.ts";
 import { CliError, exitWith, jsonArg, print } from "./shared.ts";
+import { markMoved, unmarkMoved } from "../db/moved.ts";
 import { copyBlobs } from "./store-blobs.ts";
 import { settleServerKey, sideStorage } from "./store-config.ts";
 import { buildTargetIndexes, checkSourceKey } from "./store-finish.ts";
@@ -109,11 +110,14 @@ export default defineCommand({
       const counts = await compareCounts(source, target);
       for (const end of opened.splice(0)) await end.close();
       await Promise.all([fromFiles.close(), toFiles.close()]);
+      const ok = counts.every((c) => c.ok) && blobs.ok;
+      // A directory copied into is live again; one moved to PostgreSQL refuses to start on its old file.
+      if (to.kind === "sqlite") unmarkMoved(to.dir);
       const indexes = await buildTargetIndexes(to, configured, key);
       const seconds = (Date.now() - started) / 1000;
-      const ok = counts.every((c) => c.ok) && blobs.ok;
+      const moved = ok && from.kind === "sqlite" && to.kind === "postgres" ? markMoved(from.dir, to.url, new Date()) : null;
 
-      print(args.json, { from: from.label, to: to.label, tables: counts, blobs: { ...blobs, from: fromFiles.label, to: toFiles.label }, indexes, serverKey: note, seconds, ok }, () => {
+      print(args.json, { from: from.label, to: to.label, tables: counts, blobs: { ...blobs, from: fromFiles.label, to: toFiles.label }, indexes, serverKey: note, movedMarker: moved, seconds, ok }, () => {
         const width = Math.max(...counts.map((c) => c.table.length), 10);
         const lines = [`${"table".padEnd(width)}  ${"source".padStart(9)}  ${"target".padStart(9)}  ok`];
         for (const c of counts) lines.push(`${c.table.padEnd(width)}  ${String(c.source).padStart(9)}  ${String(c.target).padStart(9)}  ${c.ok ? "ok" : "DIFFERENT"}`);
@@ -122,6 +126,7 @@ export default defineCommand({
         lines.push("");
         lines.push(`blobs: ${blobs.skipped ? `left in place (${toFiles.label}); checked` : `${fromFiles.label} → ${toFiles.label}, size and SHA-256 checked`}`);
         lines.push(`record indexes: ${indexes} declared indexes built on the target`);
+        if (moved) lines.push(`${from.label} now refuses to start on its SQLite file (${moved}): run tenantd with TENANTD_DATABASE_URL set to the target`);
         lines.push(`${ok ? "copied" : "copy FAILED"} in ${seconds.toFixed(1)} s`);
         return lines.join("\n");
       });

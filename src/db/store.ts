@@ -6,6 +6,7 @@ import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";
 import { untilReady } from "./postgres/deferred.ts";
+import { requireNotMoved } from "./moved.ts";
 import { CHANGES_CHANNEL, createPgChanges } from "./postgres/changes.ts";
 import type { Repositories } from "./repositories.ts";
 
@@ -36,6 +37,7 @@ function noSqlite(): SqliteDb {
 
 export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined }): Store {
   if (!config.database) {
+    requireNotMoved(config.databasePath);
     const sqlite = openDatabase(config.databasePath);
     const checkpoints = watchCheckpoints(sqlite);
     return { engine: "sqlite", db: createRepositories(sqlite), sqlite, ready: Promise.resolve(), close: async () => {

@@ -91,7 +91,8 @@ export const COPY_TABLES: CopyTable[] = [
 /** Tables one engine keeps for itself; the target builds its own. */
 export const NOT_COPIED: Record<string, string> = {
   schema_migrations: "each engine's own migration versions; the target is migrated to the current schema before the copy",
-  record_auto_indexes: "SQLite's bookkeeping of automatic record indexes: rebuilt on the target when lists use the fields again",
+  record_auto_indexes: "each engine's bookkeeping of automatic record indexes: rebuilt on the target when lists use the fields again",
+  record_scopes: "PostgreSQL's per-collection record counts and versions: its triggers count the copied records as they are written",
   sqlite_sequence: "SQLite's AUTOINCREMENT counters: follow the copied seq values by themselves",
   change_counters: "PostgreSQL's cache-invalidation counters: the target's count its own changes",
   rate_windows: "PostgreSQL's shared rate-limit windows (SQLite keeps them in memory): counters, not data; they start afresh",
