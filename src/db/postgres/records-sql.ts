@@ -152,9 +152,25 @@ export function whereSql(scope: RecordScope, conditions: Condition[], p: Params 
   return { sql: parts.join(" AND "), params: p.values };
 }
 
+/**
+ * The indexed field an equality condition pins to one value, when the sort is by creation
+ * time (the default): every match then has the same rank and typed values, so
+ * ordering by them first changes nothing, and lets the field's index, whose columns they
+ * are, return the matches already in creation order (no sort of every match for one page).
+ */
+export function pinnedField(scope: RecordScope, conditions: Condition[], sort: SortKey[]): string | undefined {
+  if (sort.some((k) => k.target.kind === "field" || k.target.column !== "created_at")) return undefined;
+  for (const c of conditions) if (c.op === "$eq" && c.target.kind === "field" && scope.indexed.has(c.target.path)) return c.target.path;
+  return undefined;
+}
+
 /** ORDER BY with the tie-breaks SQLite uses: creation time, then `seq`, in the last key's direction. */
-export function orderSql(sort: SortKey[]): string {
+export function orderSql(sort: SortKey[], pinned?: string): string {
   const terms: string[] = [];
+  if (pinned !== undefined) {
+    const dir = sort.at(-1)?.dir === 1 ? "ASC" : "DESC";
+    for (const expr of fieldSortExprs(fieldExprs(pinned))) terms.push(`${expr} ${dir}`);
+  }
   for (const key of sort) {
     const dir = key.dir === 1 ? "ASC" : "DESC";
     if (key.target.kind === "meta") {

@@ -3,7 +3,7 @@ import type { RecordsRepository } from "../repositories.ts";
 import type { RecordRow, RecordScope } from "../types.ts";
 
 import type { Condition, Json, SortKey } from "../../data/query.ts";
-import { orderSql, Params, whereSql } from "./records-sql.ts";
+import { orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
@@ -132,7 +132,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
-      const order = orderSql(sort);
+      const order = orderSql(sort, pinnedField(scope, conditions, sort));
       const rows = await run<ListRow>(
         sql,
         `WITH s AS (SELECT COALESCE(MAX(version), 0) AS version, COALESCE(MAX(records), 0) AS records FROM record_scopes
@@ -219,7 +219,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const n = w.params.length;
       const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(
         sql,
-        `EXPLAIN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${orderSql(sort)} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`,
+        `EXPLAIN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${orderSql(sort, pinnedField(scope, conditions, sort))} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`,
         [...w.params, 50, 0],
       );
       return rows.map((r) => String(Object.values(r)[0]));
