@@ -3,6 +3,7 @@ import { initialSchema } from "./schema.ts";
 import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
 import { sharedStateSchema } from "./schema-3.ts";
 import { listOrderIndexesSchema } from "./schema-4.ts";
+import { knownDevicesSchema } from "./schema-5.ts";
 
 export interface PgMigration {
   version: number;
@@ -19,6 +20,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 2, name: "security-dashboard-delivery-bodies", sql: securityDashboardDeliveriesSchema },
   { version: 3, name: "shared-state", sql: sharedStateSchema },
   { version: 4, name: "list-order-indexes", sql: listOrderIndexesSchema },
+  { version: 5, name: "login-devices", sql: knownDevicesSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */
