@@ -99,6 +99,10 @@ describe("no stranger can lock an account out (issue 39 item 6)", () => {
     expect((await tenantLogin(t, tenant.email, PASSWORD, "203.0.113.7")).status).toBe(200);
     await guessFromMany(t, tenant.email, 19, 11);
     expect((await tenantLogin(t, tenant.email, PASSWORD, "203.0.113.8")).status).toBe(200);
+    // An address that guessed wrong 5 times keeps its own wait through the owner's sign-in.
+    for (let i = 0; i < 5; i++) await tenantLogin(t, tenant.email, "not the password", "198.51.100.66");
+    expect((await tenantLogin(t, tenant.email, PASSWORD, "203.0.113.7")).status).toBe(200);
+    expectError(await tenantLogin(t, tenant.email, "one more guess", "198.51.100.66"), 429, "rate_limited");
   });
 
   it("a completed password reset lifts every wait on the account (JSON API and the email link's form)", async () => {

@@ -40,6 +40,7 @@ interface Failures {
 interface BackoffStore {
   failures(key: string): Promise<Failures | undefined>;
   failed(keys: string[], now: number, forgetBefore: number): Promise<void>;
+  forget(keys: string[]): Promise<void>;
   /** Forgets the failures of every key starting with `prefix`. */
   clear(prefix: string): Promise<void>;
   known(key: string, now: number): Promise<boolean>;
@@ -73,6 +74,9 @@ function memoryStore(): BackoffStore {
         failures.set(key, { count: 1, last: now });
       }
     },
+    async forget(keys) {
+      for (const key of keys) failures.delete(key);
+    },
     async clear(prefix) {
       for (const key of failures.keys()) if (key.startsWith(prefix)) failures.delete(key);
     },
@@ -91,6 +95,9 @@ function sharedStore(cluster: ClusterRepository): BackoffStore {
     failures: (key) => cluster.loginFailures(key),
     async failed(keys, now, forgetBefore) {
       for (const key of keys) await cluster.recordLoginFailure(key, now, forgetBefore);
+    },
+    async forget(keys) {
+      for (const key of keys) await cluster.clearLoginFailures(key);
     },
     clear: (prefix) => cluster.clearLoginFailuresFrom(prefix),
     known: (key, now) => cluster.knownDevice(key, now),
@@ -118,7 +125,7 @@ async function secondsToWait(store: BackoffStore, clock: Clock, attempt: SignInA
  * the account waits 1 s, 2 s, 4 s … up to 15 minutes after its last failure; after 20
  * failures from all clients together, so do clients that never signed in to it. A device
  * that signed in within 30 days is never held back by others' failures. A success clears the
- * account's failures and remembers the device. Off with `rateLimit: false`.
+ * account's count and the client's own, and remembers the device. Off with `rateLimit: false`.
  */
 export async function withLoginBackoff<T>(core: Core, attempt: SignInAttempt, check: () => Promise<T>): Promise<T> {
   if (!core.config.rateLimit) return check();
@@ -138,7 +145,8 @@ export async function withLoginBackoff<T>(core: Core, attempt: SignInAttempt, ch
     }
     throw e;
   }
-  await store.clear(`${attempt.account}|`);
+  // The account's count and this client's; other clients' own waits stay (they guessed wrong).
+  await store.forget([oneClient(attempt), allClients(attempt.account)]);
   await store.remember(oneClient(attempt), core.clock());
   return result;
 }
