@@ -123,7 +123,7 @@ describe("no stranger can lock an account out (issue 39 item 6)", () => {
     expect((await tenantLogin(t, tenant.email, "another new passphrase", "203.0.113.201")).status).toBe(200);
   });
 
-  it("a developer's new password (tenantd developer password) lifts the developer's wait", async () => {
+  it("a developer's new password (admin API of the process, as `tenantd developer password` on PostgreSQL) lifts the developer's wait", async () => {
     const t = await startBackend(LIMITS);
     await t.backend.admin.createDeveloper({ email: "dev@example.com", password: "developer password" });
     for (let i = 0; i < 6; i++) await dashboardLogin(t, "dev@example.com", "wrong password");

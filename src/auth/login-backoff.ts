@@ -47,18 +47,14 @@ interface BackoffStore {
   remember(key: string, now: number): Promise<void>;
 }
 
-/** Bounded maps: at the cap, entries past their use go first, then the oldest. */
+/**
+ * Bounded maps. At the cap, failures that no longer count or have not reached a wait go
+ * first, and a new key finds no room before a key that is counting is dropped: a flood of
+ * junk keys cannot reset an account's count. Known devices: expired ones, then the oldest.
+ */
 function memoryStore(): BackoffStore {
   const failures = new Map<string, Failures>();
   const devices = new Map<string, number>();
-  const makeRoom = <V>(map: Map<string, V>, stale: (v: V) => boolean) => {
-    if (map.size < MAX_KEYS) return;
-    for (const [k, v] of map) if (stale(v)) map.delete(k);
-    for (const k of map.keys()) {
-      if (map.size < MAX_KEYS) break;
-      map.delete(k);
-    }
-  };
   return {
     failures: async (key) => failures.get(key),
     async failed(keys, now, forgetBefore) {
@@ -70,8 +66,10 @@ function memoryStore(): BackoffStore {
           continue;
         }
         failures.delete(key);
-        makeRoom(failures, (old) => old.last < forgetBefore);
-        failures.set(key, { count: 1, last: now });
+        if (failures.size >= MAX_KEYS) {
+          for (const [k, old] of failures) if (old.last < forgetBefore || old.count < CLIENT_FREE_FAILURES) failures.delete(k);
+        }
+        if (failures.size < MAX_KEYS) failures.set(key, { count: 1, last: now });
       }
     },
     async forget(keys) {
@@ -84,7 +82,11 @@ function memoryStore(): BackoffStore {
     async remember(key, now) {
       // Re-inserted, so the map's order stays oldest sign-in first.
       devices.delete(key);
-      makeRoom(devices, (until) => until <= now);
+      if (devices.size >= MAX_KEYS) for (const [k, until] of devices) if (until <= now) devices.delete(k);
+      for (const k of devices.keys()) {
+        if (devices.size < MAX_KEYS) break;
+        devices.delete(k);
+      }
       devices.set(key, now + KNOWN_DEVICE_MS);
     },
   };
