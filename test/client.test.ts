@@ -118,8 +118,9 @@ describe("tenantd/client auth", () => {
     // Later, a stale copy of the old session (a restored backup, a thief) presents the
     // already-rotated refresh token, outside any grace window.
     t.clock.advance(16 * MINUTE);
-    const replay = client({ storage: memoryStorage() });
-    await replay.handleOAuthRedirect(`https://app.example.com/#service_oauth=success&service_access_token=${stolen.accessToken}&service_refresh_token=${stolen.refreshToken}`, undefined);
+    const replayStorage = memoryStorage();
+    await replayStorage.setItem(`tenantd.${t.app.id}.session`, JSON.stringify(stolen));
+    const replay = client({ storage: replayStorage });
     const refused = await refusal(replay.auth.me());
     expect([refused.status, refused.code]).toEqual([401, "session_ended"]);
     expect(replay.events.at(-1)).toMatchObject({ event: "SESSION_ENDED", error: { code: "session_ended" } });

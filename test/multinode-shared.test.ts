@@ -78,6 +78,20 @@ describe("shared state across nodes on PostgreSQL", () => {
     await a.clearLoginFailures("tenant|x|u@example.com");
     expect(await c.loginFailures("tenant|x|u@example.com")).toBeUndefined();
   });
+
+  it("an account's failures are cleared together, and a device that signed in is known on every node until it expires", async () => {
+    const [a, b, c] = nodes.map((n) => n.db.cluster!) as [NonNullable<Core["db"]["cluster"]>, NonNullable<Core["db"]["cluster"]>, NonNullable<Core["db"]["cluster"]>];
+    for (const key of ["tenant|x|v%40example.com|*", "tenant|x|v%40example.com|@192.0.2.1", "tenant|x|w%40example.com|*"]) await a.recordLoginFailure(key, clock(), 0);
+    await b.clearLoginFailuresFrom("tenant|x|v%40example.com|");
+    expect(await c.loginFailures("tenant|x|v%40example.com|*")).toBeUndefined();
+    expect(await c.loginFailures("tenant|x|v%40example.com|@192.0.2.1")).toBeUndefined();
+    expect((await c.loginFailures("tenant|x|w%40example.com|*"))?.count).toBe(1);
+
+    await a.rememberDevice("tenant|x|v%40example.com|@192.0.2.1", clock() + 1000);
+    expect(await b.knownDevice("tenant|x|v%40example.com|@192.0.2.1", clock())).toBe(true);
+    expect(await b.knownDevice("tenant|x|v%40example.com|@192.0.2.2", clock())).toBe(false);
+    expect(await c.knownDevice("tenant|x|v%40example.com|@192.0.2.1", clock() + 1000)).toBe(false);
+  });
 });
 
 describe("on SQLite", () => {

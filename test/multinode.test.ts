@@ -174,9 +174,10 @@ describe("three nodes on one PostgreSQL", () => {
 
   it("an account's sign-in backoff counts wrong passwords made on every node", async () => {
     const t = await signup();
-    for (let i = 0; i < 5; i++) expect((await cluster.request("POST", "/api/v1/auth/login", { key, body: { email: t.email, password: "wrong password" } })).status).toBe(401);
-    // The sixth attempt, even with the right password and on whichever node, must wait.
-    const res = await cluster.request("POST", "/api/v1/auth/login", { key, body: { email: t.email, password: PASSWORD } });
+    const ip = freshIp();
+    for (let i = 0; i < 5; i++) expect((await cluster.request("POST", "/api/v1/auth/login", { key, ip, body: { email: t.email, password: "wrong password" } })).status).toBe(401);
+    // The sixth attempt from that client, even with the right password and on whichever node, must wait.
+    const res = await cluster.request("POST", "/api/v1/auth/login", { key, ip, body: { email: t.email, password: PASSWORD } });
     expect({ status: res.status, error: res.body?.error }).toEqual({ status: 429, error: "rate_limited" });
   });
 

@@ -27,23 +27,25 @@ describe("the rate limiter cannot be reset by a flood of junk keys (review item 
 });
 
 describe("per-account backoff on wrong passwords (review item 9)", () => {
-  it("after 5 wrong passwords the account waits, doubling, whatever the IP; the right password after the wait works", async () => {
+  // Issue 39 item 6 keyed it per (account, client): many addresses together are slowed by a
+  // softer account-wide count (security-sign-in.test.ts), so none can lock the owner out.
+  it("after 5 wrong passwords from one client it waits, doubling; the right password after the wait works", async () => {
     const t = await startBackend({ rateLimit: { windowSeconds: 60, perIp: 1000, perEmail: 1000 }, trustProxy: true });
     const tenant = await signupTenant(t);
-    const login = (password: string, ip: string) =>
+    const login = (password: string, ip = "198.51.100.1") =>
       t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: tenant.email, password }, headers: { "x-forwarded-for": ip } });
-    for (let i = 0; i < 5; i++) expectError(await login("wrong password!", `198.51.100.${i}`), 401, "invalid_credentials");
-    const waiting = await login("correct horse battery", "203.0.113.1");
+    for (let i = 0; i < 5; i++) expectError(await login("wrong password!"), 401, "invalid_credentials");
+    const waiting = await login("correct horse battery");
     expectError(waiting, 429, "rate_limited");
     expect(waiting.headers.get("retry-after")).toBe("1");
     t.clock.advance(1000);
-    expectError(await login("wrong again!!", "203.0.113.2"), 401, "invalid_credentials");
-    const longer = await login("correct horse battery", "203.0.113.3");
+    expectError(await login("wrong again!!"), 401, "invalid_credentials");
+    const longer = await login("correct horse battery");
     expect(longer.headers.get("retry-after")).toBe("2");
     t.clock.advance(2000);
-    expect((await login("correct horse battery", "203.0.113.4")).status).toBe(200);
+    expect((await login("correct horse battery")).status).toBe(200);
     // Success cleared the count.
-    expectError(await login("wrong password!", "203.0.113.5"), 401, "invalid_credentials");
-    expect((await login("correct horse battery", "203.0.113.6")).status).toBe(200);
+    expectError(await login("wrong password!"), 401, "invalid_credentials");
+    expect((await login("correct horse battery")).status).toBe(200);
   });
 });

@@ -5,6 +5,7 @@ import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
 import type { Core } from "../core.ts";
 import type { DeveloperRow } from "../db/types.ts";
+import { accountKey, clearLoginBackoff, withLoginBackoff } from "../auth/login-backoff.ts";
 
 export const DEVELOPER_SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
@@ -39,13 +40,20 @@ export async function setDeveloperPassword(core: Core, email: string, password: 
   const developer = await core.db.developers.findByEmail(v.parse(EmailSchema, email));
   if (!developer) throw fail("not_found", `No developer with email ${email}.`);
   await core.db.developers.setPassword(developer.id, await core.passwords.hash(v.parse(PasswordSchema, password)));
+  await clearLoginBackoff(core, accountKey("developer", developer.email));
 }
 
-/** Signs a developer in: an opaque session token, stored only as its SHA-256 hash. */
-export async function loginDeveloper(core: Core, email: string, password: string) {
-  const developer = await core.db.developers.findByEmail(email);
-  const ok = developer ? await core.passwords.verify(developer.passwordHash, password) : await core.passwords.verifyDummy(password);
-  if (!developer || !ok) throw fail("invalid_credentials", "Wrong email or password.");
+/**
+ * Signs a developer in: an opaque session token, stored only as its SHA-256 hash. Under the
+ * account's sign-in backoff whoever calls it (admin API, dashboard); `client` is the caller's address.
+ */
+export async function loginDeveloper(core: Core, email: string, password: string, client: string) {
+  const developer = await withLoginBackoff(core, { account: accountKey("developer", email), client }, async () => {
+    const found = await core.db.developers.findByEmail(email);
+    const ok = found ? await core.passwords.verify(found.passwordHash, password) : await core.passwords.verifyDummy(password);
+    if (!found || !ok) throw fail("invalid_credentials", "Wrong email or password.");
+    return found;
+  });
   const token = newToken("dev");
   const now = core.clock();
   const expiresAt = now + DEVELOPER_SESSION_TTL_MS;

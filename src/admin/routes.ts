@@ -3,8 +3,8 @@ import { getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson, parseInput } from "../http/body.ts";
-import { noStore, requireDeveloper, requireOwnApp } from "../http/guards.ts";
-import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
+import { clientIp, noStore, requireDeveloper, requireOwnApp } from "../http/guards.ts";
+import { enforceRateLimit } from "../http/rate-limit.ts";
 import { createApp, deleteApp, rotatePublishableKey, rotateSecretKey, toPublicApp, updateApp, AppNameSchema } from "../apps/service.ts";
 import { developerUsage, loginDeveloper, toPublicDeveloper } from "./developers.ts";
 import { toPublicTenant } from "../auth/tenant-view.ts";
@@ -30,7 +30,7 @@ export function registerAdminRoutes(router: Router, core: Core): void {
     const body = await readJson(event, LoginBody, core.config.maxJsonBytes);
     noStore(event);
     await enforceRateLimit(event, core, "developer-login", { email: body.email });
-    return withLoginBackoff(core, `developer|${body.email}`, () => loginDeveloper(core, body.email, body.password));
+    return loginDeveloper(core, body.email, body.password, clientIp(event, core));
   });
   router.post("/api/v1/developer/logout", async (event) => {
     const { tokenHash } = await requireDeveloper(event, core);

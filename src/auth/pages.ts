@@ -88,10 +88,7 @@ ${button("Set password")}</form>`);
     const form = await readForm(event);
     const app = await appFrom(core, form.get("app"));
     await enforceRateLimit(event, core, "reset-password");
-    const password = form.get("password") ?? "";
-    const error = password.length < 8 || password.length > 256
-      ? "The password must be 8 to 256 characters. Go back and try again."
-      : await outcome(() => resetPassword(core, app, form.get("token") ?? "", password));
+    const error = await outcome(() => resetPassword(core, app, form.get("token") ?? "", form.get("password") ?? ""));
     return page(event, error ? "Password not changed" : "Password changed",
       `<p>${escapeHtml(error ?? "Your password is changed and every device was signed out. Sign in again with the new password.")}</p>`);
   });

@@ -1,4 +1,8 @@
+import * as v from "valibot";
 import { hashToken } from "../crypto/random.ts";
+import { fail } from "../errors.ts";
+import { PasswordSchema } from "../admin/developers.ts";
+import { accountKey, clearLoginBackoff } from "./login-backoff.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import { queueTenantEmail } from "../email/tenant-email.ts";
@@ -24,11 +28,25 @@ export async function requestPasswordReset(
   return null;
 }
 
-/** Sets a new password with a reset token; every session of the tenant ends. */
+/** The password rule of sign-up, here too whoever calls (the JSON API, the HTML form of the email link). */
+function requireNewPassword(password: string): void {
+  const checked = v.safeParse(PasswordSchema, password);
+  if (!checked.success) {
+    throw fail("invalid_request", `${checked.issues[0].message}. A new password is 8 to 256 characters and not one of the most common passwords.`);
+  }
+}
+
+/**
+ * Sets a new password with a reset token; every session of the tenant ends, and so does any
+ * sign-in backoff on the account: whoever was guessing, the password they guessed at is gone.
+ */
 export async function resetPassword(core: Core, app: AppRow, token: string, password: string): Promise<void> {
+  requireNewPassword(password);
   const hash = hashToken(token);
   // Refuse a bad token before spending argon2 on it; the final check is atomic with the update.
   requireConsumed(await core.db.emailTokens.check(hash, app.id, "reset", core.clock()), "reset");
   const passwordHash = await core.passwords.hash(password);
-  requireConsumed(await core.db.emailTokens.resetPassword(hash, app.id, passwordHash, core.clock()), "reset");
+  const tenantId = requireConsumed(await core.db.emailTokens.resetPassword(hash, app.id, passwordHash, core.clock()), "reset");
+  const tenant = await core.db.tenants.findById(app.id, tenantId);
+  if (tenant) await clearLoginBackoff(core, accountKey("tenant", tenant.email, app.id));
 }

@@ -4,9 +4,9 @@ import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { readJson } from "../http/body.ts";
 import { jsonText } from "../http/json-text.ts";
-import { checkTenant, noStore, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
+import { checkTenant, clientIp, noStore, requireApp, requireAppSecret, requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
 import { andThen } from "../awaitable.ts";
-import { enforceRateLimit, withLoginBackoff } from "../http/rate-limit.ts";
+import { enforceRateLimit } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { login, signup, SignupBody, toLocale } from "./signup.ts";
@@ -50,7 +50,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const body = await readJson(event, LoginBody, limit);
     noStore(event);
     await enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
-    const tenant = await withLoginBackoff(core, `tenant|${app.id}|${body.email}`, () => login(core, app, body.email, body.password));
+    const tenant = await login(core, app, body.email, body.password, clientIp(event, core));
     return { tenant: toPublicTenant(tenant), ...(await startSession(core, tenant)) };
   });
 

@@ -7,6 +7,7 @@ import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { newSession, tokenPair, type TokenPair } from "./sessions.ts";
 import { prepareInviteClaim } from "../invites/claim.ts";
 import { isUniqueViolation } from "../db/shared.ts";
+import { accountKey, withLoginBackoff } from "./login-backoff.ts";
 
 export const LOCALES = ["en", "es", "nl"] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -59,10 +60,15 @@ export async function signup(core: Core, app: AppRow, input: SignupInput, only?:
   return { tenant, ...tokenPair(core, tenant, session.id, refreshToken) };
 }
 
-/** Same answer and the same argon2 work for an unknown email as for a wrong password. */
-export async function login(core: Core, app: AppRow, email: string, password: string): Promise<TenantRow> {
-  const tenant = await core.db.tenants.findByEmail(app.id, email);
-  const ok = tenant?.passwordHash ? await core.passwords.verify(tenant.passwordHash, password) : await core.passwords.verifyDummy(password);
-  if (!tenant || !ok) throw fail("invalid_credentials", "Wrong email or password.");
-  return tenant;
+/**
+ * Same answer and the same argon2 work for an unknown email as for a wrong password. Under
+ * the account's sign-in backoff whoever calls it; `client` is the caller's address.
+ */
+export function login(core: Core, app: AppRow, email: string, password: string, client: string): Promise<TenantRow> {
+  return withLoginBackoff(core, { account: accountKey("tenant", email, app.id), client }, async () => {
+    const tenant = await core.db.tenants.findByEmail(app.id, email);
+    const ok = tenant?.passwordHash ? await core.passwords.verify(tenant.passwordHash, password) : await core.passwords.verifyDummy(password);
+    if (!tenant || !ok) throw fail("invalid_credentials", "Wrong email or password.");
+    return tenant;
+  });
 }

@@ -19,6 +19,25 @@ export interface ClientOptions {
    * protocol over `storage`. `false` keeps single-flight within this client only.
    */
   locks?: LockManagerLike | false;
+  /**
+   * Where a social login in progress keeps its random state until the browser returns.
+   * Default: `sessionStorage` (this tab only) where it exists, else memory. Synchronous.
+   */
+  flowStorage?: FlowStorage;
+}
+
+/** A synchronous key-value store, as `sessionStorage` is. */
+export type FlowStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;
+
+function defaultFlowStorage(): FlowStorage {
+  try {
+    // Reading it throws in a sandboxed frame; such a page keeps the flow in memory.
+    if (typeof globalThis.sessionStorage === "object" && globalThis.sessionStorage) return globalThis.sessionStorage;
+  } catch {
+    // fall through
+  }
+  const items = new Map<string, string>();
+  return { getItem: (k) => items.get(k) ?? null, setItem: (k, v) => void items.set(k, v), removeItem: (k) => void items.delete(k) };
 }
 
 /**
@@ -66,6 +85,7 @@ export function createCore(options: ClientOptions) {
   const storage = options.storage ?? (typeof globalThis.localStorage === "object" ? localStorageAdapter() : memoryStorage());
   const fetchFn = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
   const sessionKey = `tenantd.${options.appId}.session`;
+  const flowStorage = options.flowStorage ?? defaultFlowStorage();
   const lockName = `tenantd.${options.appId}.refresh`;
   const locks = options.locks ?? defaultLocks();
   const withLock = <T>(fn: () => Promise<T>): Promise<T> =>
@@ -188,6 +208,7 @@ export function createCore(options: ClientOptions) {
     options,
     storage,
     sessionKey,
+    flowStorage,
     listeners,
     emit,
     request,

@@ -14,7 +14,7 @@ import type { JsonObject } from "./types.ts";
 export { TenantdError } from "./errors.ts";
 export { memoryStorage, localStorageAdapter, type ClientStorage } from "./storage.ts";
 export type { LockManagerLike } from "./lock.ts";
-export type { ClientOptions, AuthEvent, AuthListener } from "./core.ts";
+export type { ClientOptions, AuthEvent, AuthListener, FlowStorage } from "./core.ts";
 export type { SignUpInput } from "./auth.ts";
 export type { OAuthProvider, OAuthResult, RedirectLocation, HistoryLike } from "./oauth.ts";
 export type { Uploadable } from "./files.ts";

@@ -28,7 +28,7 @@ export function installDashboard(h3: H3, core: Core): void {
     return sendAsset(event, asset);
   });
   registerSessionRoutes(h3, core, path);
-  h3.all(`${path}/api/**`, (event) => forwardToAdminApi(h3, core, path, event));
+  h3.all(`${path}/api/**`, (event) => forwardToAdminApi(h3, core, event));
 }
 
 function safeDecode(s: string): string | undefined {

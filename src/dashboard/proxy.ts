@@ -1,4 +1,4 @@
-import type { H3, H3Event } from "h3";
+import { getRouterParam, type H3, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import { fail } from "../errors.ts";
 import { dashboardSession } from "./session.ts";
@@ -14,9 +14,9 @@ const SAFE_METHODS = new Set(["GET", "HEAD"]);
  * token as the bearer. The admin API then applies its own isolation (another developer's app
  * is a 404) exactly as for any other client.
  */
-export async function forwardToAdminApi(h3: H3, core: Core, path: string, event: H3Event): Promise<Response> {
-  const pathname = event.url.pathname;
-  const rest = pathname.slice(pathname.lastIndexOf(`${path}/api/`) + path.length + 5);
+export async function forwardToAdminApi(h3: H3, core: Core, event: H3Event): Promise<Response> {
+  // The route's own wildcard: anchored at this dashboard's `<path>/api/`, never at a later one in the path.
+  const rest = getRouterParam(event, "_") ?? "";
   if (!ALLOWED.test(rest)) throw fail("not_found", `The dashboard forwards only admin API paths (admin/…), not ${rest}.`);
   const session = await dashboardSession(event, core);
   if (!session) throw fail("unauthorized", "You are signed out of the dashboard (or the session expired): sign in again.");

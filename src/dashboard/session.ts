@@ -1,9 +1,11 @@
 import * as v from "valibot";
 import { resolve } from "node:path";
-import type { H3, H3Event } from "h3";
+import { getRequestIP, type H3, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import { readJson } from "../http/body.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
+import { clientIp } from "../http/guards.ts";
+import { resolveClientAddress } from "../http/trust-proxy.ts";
 import { hashToken } from "../crypto/random.ts";
 import { DEVELOPER_SESSION_TTL_MS, loginDeveloper, toPublicDeveloper } from "../admin/developers.ts";
 import { csrfToken, requireCsrf, requireSameOrigin, secureHeaders, sessionCookie, sessionToken } from "./security.ts";
@@ -14,12 +16,22 @@ const SignInBody = v.object({
   password: v.pipe(v.string("password must be a string"), v.minLength(1, "password is required")),
 });
 
-/** The command that creates the first developer, as the person should type it. */
-export function firstDeveloperCommand(core: Core): string {
+/**
+ * The command that creates the first developer, as the person should type it. The data
+ * directory's absolute path tells a stranger about the machine: it is shown in development
+ * and to a browser on the machine itself, else only named.
+ */
+export function firstDeveloperCommand(core: Core, showPath = true): string {
   const dir = core.config.dataDir;
   // The CLI's own default: ./.tenantd under the folder the command runs in.
   const isDefault = dir === resolve(".tenantd") && !process.env.TENANTD_DATA_DIR;
-  return `npx tenantd developer create --email you@example.com${isDefault ? "" : ` --data-dir ${JSON.stringify(dir)}`}`;
+  const where = showPath ? JSON.stringify(dir) : "<the server's data directory>";
+  return `npx tenantd developer create --email you@example.com${isDefault ? "" : ` --data-dir ${where}`}`;
+}
+
+function isLoopback(event: H3Event, core: Core): boolean {
+  const address = resolveClientAddress(getRequestIP(event), event.req.headers.get("x-forwarded-for"), core.config.trustProxy);
+  return address !== undefined && (/^127\./.test(address) || address === "::1");
 }
 
 /** The dashboard's signed-in developer, from the session cookie. */
@@ -52,14 +64,15 @@ export function registerSessionRoutes(h3: H3, core: Core, path: string): void {
       return json({ signedIn: true, developer: toPublicDeveloper(session.developer), csrfToken: csrfToken(core, session.tokenHash), devMode: devMode() });
     }
     const firstRun = (await core.db.developers.list()).length === 0;
-    return json({ signedIn: false, firstRun, createDeveloperCommand: firstRun ? firstDeveloperCommand(core) : undefined });
+    const showPath = core.config.mode === "development" || isLoopback(event, core);
+    return json({ signedIn: false, firstRun, createDeveloperCommand: firstRun ? firstDeveloperCommand(core, showPath) : undefined });
   });
 
   h3.post(`${path}/session`, async (event) => {
     requireSameOrigin(event, core);
     const body = await readJson(event, SignInBody, core.config.maxJsonBytes);
     await enforceRateLimit(event, core, "developer-login", { email: body.email });
-    const { token, developer } = await loginDeveloper(core, body.email, body.password);
+    const { token, developer } = await loginDeveloper(core, body.email, body.password, clientIp(event, core));
     const cookie = sessionCookie(event, core, cookiePath(event, path), token, Math.floor(DEVELOPER_SESSION_TTL_MS / 1000));
     return json({ signedIn: true, developer, csrfToken: csrfToken(core, hashToken(token)), devMode: devMode() }, 200, { "set-cookie": cookie });
   });

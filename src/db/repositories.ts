@@ -414,12 +414,17 @@ export interface AdminRepository {
 export interface ClusterRepository {
   /** Counts one request against each key's fixed window (opened at `now` when absent or over); returns each count and window end. */
   countRequests(keys: string[], windowMs: number, now: number): Promise<{ key: string; count: number; resetAt: number }[]>;
-  /** Drops windows that ended before `now` and failures last seen before `failuresBefore`. */
+  /** Drops windows that ended before `now`, failures last seen before `failuresBefore` and devices no longer known. */
   sweepCounters(now: number, failuresBefore: number): Promise<number>;
   loginFailures(key: string): Promise<{ count: number; last: number } | undefined>;
   /** One more failure, or the first again when the previous one is older than `forgetBefore`. */
   recordLoginFailure(key: string, now: number, forgetBefore: number): Promise<void>;
   clearLoginFailures(key: string): Promise<void>;
+  /** Forgets the failures of every key that starts with `prefix` (all of one account's). */
+  clearLoginFailuresFrom(prefix: string): Promise<void>;
+  /** Whether the device key signed in recently enough to be known at `now`. */
+  knownDevice(key: string, now: number): Promise<boolean>;
+  rememberDevice(key: string, until: number): Promise<void>;
   /** Runs `fn` while holding the named lock (transaction-scoped advisory lock): other nodes wait. */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** Runs `fn` when no node holds the named job and none ran it after `ranBefore`; false when skipped. */

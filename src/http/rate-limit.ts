@@ -5,6 +5,7 @@ import type { RateLimitConfig } from "../config.ts";
 import { fail } from "../errors.ts";
 import { clientIp } from "./guards.ts";
 import type { ClusterRepository } from "../db/repositories.ts";
+import { BACKOFF_MAX_MS } from "../auth/login-backoff.ts";
 
 /** The endpoints that count requests; each has its own counters. */
 export type RateLimitedEndpoint =
@@ -147,114 +148,4 @@ async function sharedHit(core: Core, cluster: ClusterRepository, config: RateLim
     void cluster.sweepCounters(now, now - BACKOFF_MAX_MS * 2).catch((e: unknown) => core.log.warn("rate-limit sweep failed", { error: e as Error }));
   }
   return retryAfterMs > 0 ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : null;
-}
-
-/** Failed sign-ins of one account before it backs off; then the wait doubles per failure. */
-const BACKOFF_FREE_FAILURES = 5;
-const BACKOFF_MAX_MS = 15 * 60 * 1000;
-const BACKOFF_MAX_KEYS = 100_000;
-
-/** The wait after the last of `count` failures. */
-const backoffWaitMs = (count: number) => Math.min(BACKOFF_MAX_MS, 1000 * 2 ** (count - BACKOFF_FREE_FAILURES));
-
-interface Failures {
-  count: number;
-  last: number;
-}
-
-/**
- * Per-account backoff on wrong passwords: after 5 failures in a row, each further attempt
- * on that account must wait 1 s, 2 s, 4 s … up to 15 minutes after the last failure,
- * whatever address it comes from. A successful sign-in clears it.
- */
-export function createLoginBackoff(clock: Clock) {
-  const failures = new Map<string, Failures>();
-  const waitMs = (f: Failures) => backoffWaitMs(f.count);
-  return {
-    /** Seconds to wait before this account may try again, or null. */
-    retryAfter(key: string): number | null {
-      const f = failures.get(key);
-      if (!f || f.count < BACKOFF_FREE_FAILURES) return null;
-      const left = f.last + waitMs(f) - clock();
-      return left > 0 ? Math.ceil(left / 1000) : null;
-    },
-    failed(key: string): void {
-      const now = clock();
-      const f = failures.get(key);
-      // Forgotten once the longest wait has passed since the last failure.
-      if (f && now - f.last < BACKOFF_MAX_MS * 2) {
-        f.count++;
-        f.last = now;
-        return;
-      }
-      if (failures.size >= BACKOFF_MAX_KEYS) {
-        for (const [k, old] of failures) if (now - old.last >= BACKOFF_MAX_MS * 2 || old.count < BACKOFF_FREE_FAILURES) failures.delete(k);
-      }
-      if (failures.size < BACKOFF_MAX_KEYS) failures.set(key, { count: 1, last: now });
-    },
-    succeeded(key: string): void {
-      failures.delete(key);
-    },
-  };
-}
-
-type LoginBackoff = Pick<ReturnType<typeof createLoginBackoff>, "retryAfter" | "failed" | "succeeded">;
-type AsyncBackoff = { [K in keyof LoginBackoff]: (key: string) => Promise<ReturnType<LoginBackoff[K]>> };
-
-/** The backoff over the database's `login_failures`: every node sees the same failures. */
-function sharedBackoff(cluster: ClusterRepository, clock: Clock): AsyncBackoff {
-  return {
-    async retryAfter(key) {
-      const f = await cluster.loginFailures(key);
-      if (!f || f.count < BACKOFF_FREE_FAILURES) return null;
-      const left = f.last + backoffWaitMs(f.count) - clock();
-      return left > 0 ? Math.ceil(left / 1000) : null;
-    },
-    async failed(key) {
-      const now = clock();
-      await cluster.recordLoginFailure(key, now, now - BACKOFF_MAX_MS * 2);
-    },
-    async succeeded(key) {
-      await cluster.clearLoginFailures(key);
-    },
-  };
-}
-
-const backoffs = new WeakMap<Core, AsyncBackoff>();
-
-function backoffFor(core: Core): AsyncBackoff {
-  let backoff = backoffs.get(core);
-  if (!backoff) {
-    if (core.db.cluster) backoff = sharedBackoff(core.db.cluster, core.clock);
-    else {
-      const local = createLoginBackoff(core.clock);
-      backoff = { retryAfter: async (k) => local.retryAfter(k), failed: async (k) => local.failed(k), succeeded: async (k) => local.succeeded(k) };
-    }
-    backoffs.set(core, backoff);
-  }
-  return backoff;
-}
-
-/**
- * Runs a password check for `account` under its backoff: 429 while the account must wait,
- * a failure (`invalid_credentials`) counted, a success clearing the count. Off with `rateLimit: false`.
- * On PostgreSQL the failures are shared by every node.
- */
-export async function withLoginBackoff<T>(core: Core, account: string, check: () => Promise<T>): Promise<T> {
-  if (!core.config.rateLimit) return check();
-  const backoff = backoffFor(core);
-  const wait = await backoff.retryAfter(account);
-  if (wait !== null) {
-    throw fail("rate_limited", `Too many wrong passwords for this account. Try again in ${wait} seconds, or reset the password.`, { "retry-after": String(wait) });
-  }
-  let result: T;
-  try {
-    result = await check();
-  } catch (e) {
-    const code = (e as { body?: { error?: string } }).body?.error;
-    if (code === "invalid_credentials") await backoff.failed(account);
-    throw e;
-  }
-  await backoff.succeeded(account);
-  return result;
 }

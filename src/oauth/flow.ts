@@ -33,7 +33,7 @@ function cookieFor(core: Core, provider: OAuthProviderName, value: string, maxAg
 export async function startOAuth(
   core: Core,
   provider: OAuthProviderName,
-  input: { appId: string; redirect?: string; inviteToken?: string },
+  input: { appId: string; redirect?: string; inviteToken?: string; state?: string },
 ): Promise<BrowserStep> {
   const app = await core.db.apps.findById(input.appId);
   if (!app) throw fail("not_found", `No app with id ${input.appId}.`);
@@ -56,7 +56,15 @@ export async function startOAuth(
     createdAt: now,
     expiresAt: now + STATE_TTL_MS,
   });
-  return { location, cookie: cookieFor(core, provider, binding, STATE_TTL_MS / 1000) };
+  // The app's state rides in the binding cookie: it comes back only in the browser that started.
+  return { location, cookie: cookieFor(core, provider, input.state ? `${binding}.${input.state}` : binding, STATE_TTL_MS / 1000) };
+}
+
+/** The binding cookie's two parts: the binding token (base64url, so no dot) and the app's state, if it gave one. */
+function splitBinding(cookie: string | undefined): { binding?: string; appState?: string } {
+  if (!cookie) return {};
+  const dot = cookie.indexOf(".");
+  return dot < 0 ? { binding: cookie } : { binding: cookie.slice(0, dot), appState: cookie.slice(dot + 1) };
 }
 
 /** Error codes a provider may send back that the app can act on; anything else is provider_error. */
@@ -77,7 +85,8 @@ export interface CallbackInput {
  */
 export async function finishOAuth(core: Core, provider: OAuthProviderName, input: CallbackInput): Promise<BrowserStep> {
   if (!input.state) throw fail("invalid_state", "Missing state: start sign-in again from the app.");
-  const browserHash = input.browser ? hashToken(input.browser) : "";
+  const { binding, appState } = splitBinding(input.browser);
+  const browserHash = binding ? hashToken(binding) : "";
   const outcome = await core.db.oauth.consumeState(hashToken(input.state), (h) => browserHash !== "" && constantTimeEqual(h, browserHash), core.clock());
   if (outcome.kind === "unknown") throw fail("invalid_state", "Unknown or outdated sign-in state: start sign-in again from the app.");
   const { state } = outcome;
@@ -86,6 +95,8 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
   // The allow-list may have changed since the start: a URL taken off it is not followed.
   const redirect = allowedRedirect(app, state.redirectUrl);
   const clear = cookieFor(core, provider, "", 0);
+  // Echoed only to the browser whose cookie matched the flow.
+  const echo: Record<string, string> = outcome.kind === "mismatch" || !appState ? {} : { service_state: appState };
   try {
     if (outcome.kind === "mismatch" || outcome.kind === "used" || state.provider !== provider) {
       throw fail("invalid_state", "This sign-in was started in another browser or already finished. Start again.");
@@ -111,12 +122,12 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
     const tokens = await signIn(core, app, provider, identity, inviteToken);
     return {
-      location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken }),
+      location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo }),
       cookie: clear,
     };
   } catch (e) {
     const code = HTTPError.isError(e) && !e.unhandled ? ((e.body as { error?: ErrorCode } | undefined)?.error ?? "provider_error") : "internal_error";
     if (code === "internal_error") core.log.error("oauth callback failed", { provider, appId: app.id, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
-    return { location: withFragment(redirect, { service_oauth: "error", error: code }), cookie: clear };
+    return { location: withFragment(redirect, { service_oauth: "error", error: code, ...echo }), cookie: clear };
   }
 }

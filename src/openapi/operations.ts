@@ -99,7 +99,7 @@ export const OPERATIONS: Operation[] = [
   // Social login.
   { method: "GET", path: `${base}/auth/oauth/:provider`, tag: "oauth", summary: "Start social login (a browser navigation)", security: "none", query: oauth.StartQuery, responses: { 302: "redirect" },
     errors: ["invalid_redirect", "not_found", "forbidden", ...RATE],
-    description: "Redirects to the provider. tenantd comes back to `redirect` with `#service_oauth=success&service_access_token=…&service_refresh_token=…` or `#service_oauth=error&error=<code>`." },
+    description: "Redirects to the provider. tenantd comes back to `redirect` with `#service_oauth=success&service_access_token=…&service_refresh_token=…` or `#service_oauth=error&error=<code>`, plus `&service_state=<state>` when the start had a `state`: store the tokens only when it is the state this browser tab started with." },
   { method: "GET", path: `${base}/auth/oauth/:provider/callback`, tag: "oauth", summary: "The provider's return (redirects to the app's redirect with the fragment)", security: "none", query: oauth.CallbackParams, responses: { 302: "redirect" }, errors: ["invalid_state", "state_expired", "not_found"] },
   { method: "POST", path: `${base}/auth/oauth/:provider/callback`, tag: "oauth", summary: "Apple's form-post return", security: "none", body: "form", responses: { 302: "redirect" }, errors: ["invalid_state", "state_expired", "not_found", "method_not_allowed"] },
   { method: "GET", path: `${base}/auth/providers`, tag: "oauth", summary: "Social accounts linked to the tenant", security: "tenant", responses: { 200: s.LinkedProviders } },

@@ -97,6 +97,7 @@ export const NOT_COPIED: Record<string, string> = {
   change_counters: "PostgreSQL's cache-invalidation counters: the target's count its own changes",
   rate_windows: "PostgreSQL's shared rate-limit windows (SQLite keeps them in memory): counters, not data; they start afresh",
   login_failures: "PostgreSQL's shared sign-in failure counts (SQLite keeps them in memory): they start afresh",
+  login_devices: "PostgreSQL's shared record of devices that signed in (SQLite keeps it in memory): known again at their next sign-in",
   maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",
 };
 

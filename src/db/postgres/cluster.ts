@@ -27,7 +27,8 @@ export function createPgClusterRepo(sql: PgSql): ClusterRepository {
     async sweepCounters(now, failuresBefore) {
       const windows = (await sql`DELETE FROM rate_windows WHERE reset_at <= ${now}`).count;
       const failures = (await sql`DELETE FROM login_failures WHERE last_at < ${failuresBefore}`).count;
-      return windows + failures;
+      const devices = (await sql`DELETE FROM login_devices WHERE until_at <= ${now}`).count;
+      return windows + failures + devices;
     },
     async loginFailures(key) {
       const [r] = await sql<{ count: number; last: number }[]>`SELECT count, last_at AS last FROM login_failures WHERE key = ${key}`;
@@ -41,6 +42,15 @@ export function createPgClusterRepo(sql: PgSql): ClusterRepository {
     },
     async clearLoginFailures(key) {
       await sql`DELETE FROM login_failures WHERE key = ${key}`;
+    },
+    async clearLoginFailuresFrom(prefix) {
+      await sql`DELETE FROM login_failures WHERE starts_with(key, ${prefix})`;
+    },
+    async knownDevice(key, now) {
+      return (await sql`SELECT 1 FROM login_devices WHERE key = ${key} AND until_at > ${now}`).length > 0;
+    },
+    async rememberDevice(key, until) {
+      await sql`INSERT INTO login_devices (key, until_at) VALUES (${key}, ${until}) ON CONFLICT (key) DO UPDATE SET until_at = excluded.until_at`;
     },
     async exclusive(name, fn) {
       // The lock's transaction holds one connection while `fn` uses others: a pool of one

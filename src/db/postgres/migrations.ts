@@ -4,6 +4,7 @@ import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
 import { sharedStateSchema } from "./schema-3.ts";
 import { listOrderIndexesSchema } from "./schema-4.ts";
 import { recordScopesSchema } from "./schema-5.ts";
+import { knownDevicesSchema } from "./schema-6.ts";
 
 export interface PgMigration {
   version: number;
@@ -21,6 +22,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 3, name: "shared-state", sql: sharedStateSchema },
   { version: 4, name: "list-order-indexes", sql: listOrderIndexesSchema },
   { version: 5, name: "record-scopes-and-changes", sql: recordScopesSchema },
+  { version: 6, name: "login-devices", sql: knownDevicesSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */
