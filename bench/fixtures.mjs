@@ -12,8 +12,8 @@ function logSeed(server, collection, seeded) {
   return seeded;
 }
 
-/** `side` names the tenantd side in the seeding lines ("tenantd-pg" for the PostgreSQL node). */
-export function createFixtures(td, raw, { side = "tenantd" } = {}) {
+/** `side` and `rawSide` name the two sides in the seeding lines ("tenantd-pg" and "raw-pg" on PostgreSQL). */
+export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = {}) {
   const runId = Date.now().toString(36);
   const memo = new Map();
   const once = (name, fn) => {
@@ -102,7 +102,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
   }
   async function rawSeeded(label, collection, count) {
     const t = await rawSignup(label);
-    const seeded = logSeed("raw", collection, await raw.call("seed.records", { tenantId: t.id, collection, count }));
+    const seeded = logSeed(rawSide, collection, await raw.call("seed.records", { tenantId: t.id, collection, count }));
     return { tenant: t, seeded };
   }
 
@@ -174,7 +174,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
         once("raw.spread", async () => {
           const tenants = [];
           for (let i = 0; i < 8; i++) tenants.push(await rawSignup(`spread${i}`));
-          const seeded = logSeed("raw", COLLECTIONS.spread, await raw.call("seed.spread", { realTenantIds: tenants.map((t) => t.id), collection: COLLECTIONS.spread }));
+          const seeded = logSeed(rawSide, COLLECTIONS.spread, await raw.call("seed.spread", { realTenantIds: tenants.map((t) => t.id), collection: COLLECTIONS.spread }));
           return { tenants, seeded };
         }),
       upload: (bytes) => rawUpload(bytes),

@@ -48,12 +48,12 @@ function idExpr(templateId, tag, nExpr) {
 }
 const literal = (s) => `'${String(s).replaceAll("'", "''")}'`;
 
-/** recordData(i) as SQL text, checked against the JS function so the two never drift. */
-const DATA_EXPR = (i) =>
+/** recordData(i) as SQL text, checked against the JS function so the two never drift (raw-pg-server.mjs seeds with it too). */
+export const DATA_EXPR = (i) =>
   `format('{"status":"s%s","category":"c%s","state":"%s","phase":"%s","n":%s,"title":"bench item %s"}', ${i} % 100, (${i} * 7) % 100,` +
   ` CASE WHEN ${i} % 2 = 0 THEN 'open' ELSE 'done' END, CASE WHEN ${i} % 2 = 0 THEN 'open' ELSE 'done' END, ${i}, ${i})`;
 
-async function checkDataExpr(sql) {
+export async function checkDataExpr(sql) {
   const rows = await sql.unsafe(`SELECT i, ${DATA_EXPR("i")} AS text FROM generate_series(0, 101) AS g(i) ORDER BY i`);
   for (const { i, text } of rows) {
     if (text !== JSON.stringify(recordData(Number(i)))) throw new Error(`pg seed: SQL record ${i} is ${text}, dataset.mjs makes ${JSON.stringify(recordData(Number(i)))}`);

@@ -1,7 +1,8 @@
 // The PostgreSQL side of a run: one PostgreSQL server (postgres-server.mjs) and tenantd nodes
 // on it (tenantd-pg-server.mjs), all sharing the server key and a files directory, as
 // several nodes of one deployment would. Node 1 serves the "tenantd on PostgreSQL" column;
-// more nodes start only for the multi-node table.
+// more nodes start only for the multi-node table. With `raw`, the raw PostgreSQL baseline
+// (raw-pg-server.mjs) runs on a database of its own on the same server.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { startChild } from "./children.mjs";
 import { startPostgresServer } from "./postgres-server.mjs";
 
-export async function startPostgresEngine({ env: extraEnv } = {}) {
+export async function startPostgresEngine({ env: extraEnv, raw: withRaw = false } = {}) {
   const server = await startPostgresServer();
   const dataDir = mkdtempSync(join(tmpdir(), "tenantd-bench-pgfiles-"));
   const env = { ...extraEnv, BENCH_PG_URL: server.url, BENCH_SECRET_KEY: randomBytes(32).toString("hex"), BENCH_DATA_DIR: dataDir };
@@ -20,9 +21,12 @@ export async function startPostgresEngine({ env: extraEnv } = {}) {
     return node;
   };
   let first;
+  let raw;
   try {
     first = await startNode();
+    if (withRaw) raw = await startChild("./raw-pg-server.mjs", { env: { ...extraEnv, BENCH_PG_URL: await server.createDatabase("raw_bench") } });
   } catch (e) {
+    await first?.stop();
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
     throw e;
@@ -32,13 +36,15 @@ export async function startPostgresEngine({ env: extraEnv } = {}) {
     /** The first node: the app lives there (it bootstrapped it), and the fixtures talk to it. */
     node: first,
     nodes,
+    /** The raw PostgreSQL baseline (with `raw`), or undefined. */
+    raw,
     /** Starts nodes (one at a time: each joins the migrated database) until there are `n`. */
     async ensureNodes(n) {
       while (nodes.length < n) await startNode();
       return nodes.slice(0, n);
     },
     async stop() {
-      await Promise.all(nodes.map((n) => n.stop()));
+      await Promise.all([...nodes.map((n) => n.stop()), raw?.stop()]);
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
