@@ -26,7 +26,8 @@ export async function runPostgresScenario({ scenario, pg, f, connections, warmup
       out = await storm(pg.node, scenario.storm.tenantd);
       await quiesce();
       out.rawPg = await storm(pg.raw, scenario.storm.raw);
-      out.rawPgRatio = out.rps / out.rawPg.rps;
+      // A baseline that answered nothing in the load (a busy machine) gives no ratio.
+      if (out.rawPg.rps > 0) out.rawPgRatio = out.rps / out.rawPg.rps;
     } else {
       // tenantd's setup first: a missing endpoint skips the row before the baseline is seeded.
       await scenario.tenantd(f, { connections });
@@ -50,6 +51,7 @@ export async function runPostgresScenario({ scenario, pg, f, connections, warmup
       out.rawPg = rawPg;
       // The baseline answers every request; if it did not, its figure is not a baseline.
       if (out.rawPg.non2xx || out.rawPg.errors) throw new Error(`raw-pg: ${out.rawPg.non2xx} non-2xx answers and ${out.rawPg.errors} errors during the load`);
+      if (!(out.rawPg.rps > 0)) throw new Error("raw-pg answered no request during the load: no baseline");
       const paired = pairedRatio(out, out.rawPg);
       out.rawPgRatio = paired.ratio;
       if (paired.roundRatios) out.rawPgRoundRatios = paired.roundRatios;

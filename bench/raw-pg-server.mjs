@@ -13,7 +13,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { H3, HTTPError, getRouterParam, getQuery } from "h3";
 import { toNodeHandler } from "h3/node";
-import { hash, verify } from "@node-rs/argon2";
+import * as argon2 from "@node-rs/argon2";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
 import { seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
 import { DATA_EXPR, checkDataExpr } from "./pg-clone-seed.mjs";
@@ -50,6 +50,16 @@ CREATE UNIQUE INDEX records_key ON records (tenant_id, collection, (doc ->> 'key
 CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count BIGINT NOT NULL, PRIMARY KEY (tenant_id, feature, period));
 CREATE TABLE files (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, size BIGINT NOT NULL, mime TEXT NOT NULL, name TEXT, created_at BIGINT NOT NULL);
 `);
+
+// Hashes still running when the server closes (a login storm's queue) finish before the pool
+// ends, so their requests do not fail with CONNECTION_ENDED after the measurement.
+const hashing = new Set();
+const track = (p) => {
+  hashing.add(p);
+  return p.finally(() => hashing.delete(p));
+};
+const hash = (password, options) => track(argon2.hash(password, options));
+const verify = (stored, password) => track(argon2.verify(stored, password));
 
 const sha = (s) => createHash("sha256").update(s).digest("hex");
 const token = () => randomBytes(32).toString("base64url");
@@ -312,6 +322,8 @@ function shutdown() {
   closing ??= (async () => {
     await closeServer(server);
     await drain();
+    await Promise.race([Promise.allSettled([...hashing]), new Promise((r) => setTimeout(r, 10_000))]);
+    await drain(200);
     await sql.end({ timeout: 5 });
     rmSync(dataDir, { recursive: true, force: true });
   })();
