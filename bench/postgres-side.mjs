@@ -6,6 +6,7 @@
 // SQLite figures of the row with them.
 import { Skip, call } from "./http.mjs";
 import { measureInterleaved, measureStorm, pairedRatio } from "./measure.mjs";
+import { parseSide, parseTarget } from "./parse-peer.mjs";
 
 /** A plan line of PostgreSQL's EXPLAIN that reads one of tenantd's per-field expression indexes. */
 const FIELD_INDEX = /(Index Scan|Index Only Scan|Bitmap Index Scan)( Backward)? (using|on) "?records_f_/;
@@ -13,9 +14,10 @@ const FIELD_INDEX = /(Index Scan|Index Only Scan|Bitmap Index Scan)( Backward)? 
 /**
  * `rawSqlite`: the raw SQLite baseline's figures of the same scenario, for `ratio` (tenantd-pg
  * over raw SQLite, as before the raw PostgreSQL baseline existed). `rawPgRatio` is the figure
- * judged: tenantd-pg over raw-pg, the median of the rounds' ratios.
+ * judged: tenantd-pg over raw-pg, the median of the rounds' ratios. `pf`: Parse's fixtures
+ * (parse-peer.mjs) when Parse runs as a peer; in its rows it takes turns with the other two.
  */
-export async function runPostgresScenario({ scenario, pg, f, connections, warmup, duration, rounds, rawSqlite }) {
+export async function runPostgresScenario({ scenario, pg, f, pf, connections, warmup, duration, rounds, rawSqlite }) {
   // Before each round and after the row: the other side's leftover queries finish, then CHECKPOINT.
   const quiesce = () => pg.server.quiesce().catch(() => {});
   try {
@@ -34,12 +36,22 @@ export async function runPostgresScenario({ scenario, pg, f, connections, warmup
       const rawSide = await scenario.raw(f, { connections });
       // Asked again after the baseline's seeding: the fixtures refresh tokens older than 5 minutes.
       const tdSide = await scenario.tenantd(f, { connections });
+      // Parse's setup failing (it is someone else's server) leaves the pair measured without it.
+      let parse;
+      let parseNote;
+      try {
+        parse = pf && (await parseSide(scenario.name, pf));
+      } catch (e) {
+        parseNote = `parse: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`;
+      }
       let rawPg;
-      [out, rawPg] = await measureInterleaved({
+      let parsed;
+      [out, rawPg, parsed] = await measureInterleaved({
         scenario,
         sides: [
           { children: pg.node, side: tdSide },
           { children: pg.raw, side: rawSide },
+          ...(parse ? [{ children: pg.parse, side: parse }] : []),
         ],
         rounds: scenario.amount ? 1 : rounds,
         connections,
@@ -49,6 +61,14 @@ export async function runPostgresScenario({ scenario, pg, f, connections, warmup
         beforeRound: quiesce,
       });
       out.rawPg = rawPg;
+      if (parseNote) out.parseFailed = parseNote;
+      if (parsed) {
+        out.parse = parsed;
+        const ratio = parsed.rps > 0 ? pairedRatio(out, parsed) : {};
+        out.parseRatio = ratio.ratio;
+        if (ratio.roundRatios) out.parseRoundRatios = ratio.roundRatios;
+        out.parseTarget = parseTarget(scenario.name);
+      }
       // The baseline answers every request; if it did not, its figure is not a baseline.
       if (out.rawPg.non2xx || out.rawPg.errors) throw new Error(`raw-pg: ${out.rawPg.non2xx} non-2xx answers and ${out.rawPg.errors} errors during the load`);
       if (!(out.rawPg.rps > 0)) throw new Error("raw-pg answered no request during the load: no baseline");

@@ -82,6 +82,13 @@ export function judgePg(row) {
   return { met: p.rawPgRatio >= PG_TARGET.min, figure: `${fmt(p.rawPgRatio, 2)} ×` };
 }
 
+/** Whether tenantd-pg meets the row's target against Parse Server (parse-peer.mjs), and that figure. */
+export function judgeParse(row) {
+  const p = row.postgres;
+  if (!p?.parseTarget || p.parseRatio === undefined) return undefined;
+  return { met: p.parseRatio >= p.parseTarget.min, figure: `${fmt(p.parseRatio, 2)} ×` };
+}
+
 // With tenantd on PostgreSQL in the run: the SQLite pair's columns as without it, then the
 // PostgreSQL pair's (tenantd-pg against the raw PostgreSQL baseline, judged on PG_TARGET).
 const PG_COLUMNS = [
@@ -90,7 +97,18 @@ const PG_COLUMNS = [
   "CPU µs/req tenantd / raw", "CPU µs/req tenantd-pg + PostgreSQL / raw-pg + PostgreSQL", "tenantd RSS MB", "tenantd-pg RSS MB", "load avg",
 ];
 
-function pgTableRows(rows, argon2Bound) {
+// With Parse as a peer: its figures and tenantd-pg's ratio to it (and the target, where one is set).
+const PARSE_COLUMNS = ["parse req/s", "p50 ms", "p99 ms", "pg/parse", "pg/parse target met?"];
+
+function parseCells(row) {
+  const p = row.postgres ?? {};
+  if (p.parseFailed) return [p.parseFailed.slice(0, 120), "", "", "", ""];
+  if (!p.parse) return ["", "", "", "", ""];
+  const verdict = judgeParse(row);
+  return [fmt(p.parse.rps), ms(p.parse.p50), ms(p.parse.p99), p.parseRatio === undefined ? "" : fmt(p.parseRatio, 2), verdict ? `${p.parseTarget.text}: ${verdict.met ? "yes" : "NO"}` : ""];
+}
+
+function pgTableRows(rows, argon2Bound, withParse) {
   const sqlite = tableRows(rows, argon2Bound);
   return rows.map((row, i) => {
     const s = sqlite[i];
@@ -106,6 +124,7 @@ function pgTableRows(rows, argon2Bound) {
       fmt(rawPg.rps), ms(rawPg.p50), ms(rawPg.p99),
       p.rawPgRatio === undefined ? "" : fmt(p.rawPgRatio, 2),
       verdict ? (verdict.met ? "yes" : "NO") : "",
+      ...(withParse ? parseCells(row) : []),
       sq[11],
       pgNote || p.cpuUsPerRequest === undefined ? "" : `${withDb(p)} / ${withDb(rawPg)}`,
       sq[12], fmt(p.rssMb), fmt(row.loadAverage, 1),
@@ -116,8 +135,10 @@ function pgTableRows(rows, argon2Bound) {
 /** A GitHub-flavoured Markdown table: reads in a terminal and pastes into docs/performance.md. */
 export function markdownTable(rows, argon2Bound) {
   if (rows.some((r) => r.postgres)) {
-    const body = pgTableRows(rows, argon2Bound).map((cells) => `| ${cells.join(" | ")} |`);
-    return [`| ${PG_COLUMNS.join(" | ")} |`, `|${PG_COLUMNS.map((_, i) => (i === 0 || i === 8 ? "---" : "---:")).join("|")}|`, ...body].join("\n");
+    const withParse = rows.some((r) => r.postgres?.parse || r.postgres?.parseFailed);
+    const columns = withParse ? [...PG_COLUMNS.slice(0, 19), ...PARSE_COLUMNS, ...PG_COLUMNS.slice(19)] : PG_COLUMNS;
+    const body = pgTableRows(rows, argon2Bound, withParse).map((cells) => `| ${cells.join(" | ")} |`);
+    return [`| ${columns.join(" | ")} |`, `|${columns.map((_, i) => (i === 0 || i === 8 ? "---" : "---:")).join("|")}|`, ...body].join("\n");
   }
   const body = tableRows(rows, argon2Bound).map((cells) => {
     const full = cells.length === 2 ? [cells[0], ...COLUMNS.slice(1).map((_, i) => (i === 0 ? cells[1] : ""))] : cells;
