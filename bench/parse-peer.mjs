@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { COLLECTIONS, FILTERS, HALF_FILTERS, SIZES, recordData } from "./dataset.mjs";
-import { PASSWORD } from "./fixtures.mjs";
+import { PASSWORD, logSeed, memo } from "./fixtures.mjs";
 import { call, expectOk } from "./http.mjs";
 
 export const PARSE_DIR = fileURLToPath(new URL("./peers/parse", import.meta.url));
@@ -38,11 +38,7 @@ export function parseTarget(name) {
 /** The user and records on the Parse server `child`, made once. */
 export function createParseFixtures(child) {
   const headers = { "x-parse-application-id": child.app.id };
-  const memo = new Map();
-  const once = (name, fn) => {
-    if (!memo.has(name)) memo.set(name, fn());
-    return memo.get(name);
-  };
+  const once = memo();
   const runId = Date.now().toString(36);
   async function signup(label) {
     const body = expectOk(await call(child.url, "POST", "/parse/users", { headers, body: { username: `${label}-${runId}@bench.test`, password: PASSWORD } }), "parse signup", [201]);
@@ -57,8 +53,7 @@ export function createParseFixtures(child) {
       once("big", async () => {
         const user = await signup("big");
         expectOk(await call(child.url, "POST", `/parse/classes/${COLLECTIONS.big}`, { headers: user.headers, body: record(user, 0) }), "parse create", [201]);
-        const seeded = await child.call("seed.records", { className: COLLECTIONS.big, owner: user.id, count: SIZES.big, indexed: INDEXED });
-        console.log(`  seeded parse ${COLLECTIONS.big}: ${seeded.rows.toLocaleString("en-US")} rows in ${(seeded.ms / 1000).toFixed(1)} s`);
+        logSeed("parse", COLLECTIONS.big, await child.call("seed.records", { className: COLLECTIONS.big, owner: user.id, count: SIZES.big, indexed: INDEXED }));
         return user;
       }),
   };

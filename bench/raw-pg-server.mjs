@@ -16,7 +16,7 @@ import { toNodeHandler } from "h3/node";
 import * as argon2 from "@node-rs/argon2";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
 import { seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
-import { DATA_EXPR, checkDataExpr } from "./pg-clone-seed.mjs";
+import { DATA_EXPR, checkDataExpr, settleSeeded } from "./pg-clone-seed.mjs";
 
 const { BENCH_PG_URL: databaseUrl } = process.env;
 if (!databaseUrl) throw new Error("raw-pg-server: BENCH_PG_URL must be set by the parent");
@@ -249,16 +249,8 @@ process.nextTick(() => (keptTick = executionAsyncResource()));
 
 // Seeding in PostgreSQL itself, as pg-clone-seed.mjs does for tenantd: `INSERT … SELECT` over
 // generate_series, 100,000 rows a statement, the JSON built by the SQL checked against
-// dataset.mjs. Then what that seeder does after: VACUUM (ANALYZE) and CHECKPOINT, so the load
-// meets neither autovacuum nor the write-out of the fresh rows.
+// dataset.mjs, then VACUUM (ANALYZE) and CHECKPOINT as that seeder does (settleSeeded).
 const CHUNK = 100_000;
-async function settleSeeded(tables) {
-  const inserted = Date.now();
-  await sql.unsafe(`VACUUM (ANALYZE) ${tables.join(", ")}`);
-  const vacuumed = Date.now();
-  await sql.unsafe("CHECKPOINT");
-  return { vacuumAnalyzeMs: vacuumed - inserted, checkpointMs: Date.now() - vacuumed };
-}
 
 serveIpc({
   /** One tenant's collection of `count` records (record i = recordData(i), at seedTime(i, count)). */
@@ -279,7 +271,7 @@ serveIpc({
     await autoIndex();
     const autoIndexMs = Date.now() - indexStarted;
     forgetTotals();
-    const steps = await settleSeeded(["records"]);
+    const steps = await settleSeeded(sql, ["records"]);
     return { rows: count, ms: Date.now() - started, steps: { insertMs, autoIndexMs, ...steps } };
   },
   /** `tenants` tenants (the given real ones first, then synthetic ones) × `perTenant` records, interleaved in time. */
@@ -306,7 +298,7 @@ serveIpc({
     }
     const insertMs = Date.now() - started;
     forgetTotals();
-    const steps = await settleSeeded(["records", "tenants"]);
+    const steps = await settleSeeded(sql, ["records", "tenants"]);
     return { rows: total, ms: Date.now() - started, steps: { insertMs, ...steps } };
   },
   /** PostgreSQL's EXPLAIN of the page query a list of 20 runs. */

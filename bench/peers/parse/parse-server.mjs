@@ -6,10 +6,9 @@
 import { createServer } from "node:http";
 import { randomBytes } from "node:crypto";
 import express from "express";
-import postgres from "postgres";
 import { serveIpc, listen, closeServer, drain } from "../../child-runtime.mjs";
 import { COLLECTIONS, seedTime } from "../../dataset.mjs";
-import { DATA_EXPR, checkDataExpr } from "../../pg-clone-seed.mjs";
+import { DATA_EXPR, checkDataExpr, connect, quote, settleSeeded } from "../../pg-clone-seed.mjs";
 
 // Parse's first logger is made with the module, from the environment: no log files in the
 // working directory. Until the server installs its own (silent) one, its notices about
@@ -52,9 +51,8 @@ for (const className of [COLLECTIONS.items, COLLECTIONS.big]) {
   if (!res.ok) throw new Error(`parse server: could not create class ${className}: ${res.status} ${await res.text()}`);
 }
 
-// The seeder's own connection (postgres.js, resolved from tenantd's node_modules through the bench's files).
-const sql = postgres(databaseURI, { max: 1, onnotice: () => {}, types: { bigint: { to: 20, from: [20], serialize: (n) => String(n), parse: (s) => Number(s) } } });
-const quote = (name) => `"${name.replaceAll('"', '""')}"`;
+// The seeder's own connection (postgres.js, from tenantd's node_modules through pg-clone-seed.mjs).
+const sql = connect(databaseURI);
 
 let closing;
 function shutdown() {
@@ -93,11 +91,9 @@ serveIpc({
     }
     const insertMs = Date.now() - started;
     for (const field of indexed) await sql.unsafe(`CREATE INDEX IF NOT EXISTS ${quote(`${className}_owner_${field}_created`)} ON ${table} (owner, ${quote(field)}, "createdAt")`);
-    const indexed_ = Date.now();
-    await sql.unsafe(`VACUUM (ANALYZE) ${table}`);
-    const vacuumed = Date.now();
-    await sql.unsafe("CHECKPOINT");
-    return { rows: count - 1, ms: Date.now() - started, steps: { insertMs, indexMs: indexed_ - started - insertMs, vacuumAnalyzeMs: vacuumed - indexed_, checkpointMs: Date.now() - vacuumed } };
+    const indexMs = Date.now() - started - insertMs;
+    const steps = await settleSeeded(sql, [className]);
+    return { rows: count - 1, ms: Date.now() - started, steps: { insertMs, indexMs, ...steps } };
   },
   shutdown,
 });
