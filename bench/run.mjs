@@ -97,6 +97,9 @@ process.once("SIGINT", () => stopAll().finally(() => process.exit(130)));
 const f = td && createFixtures(td, raw);
 // Fixtures made through the PostgreSQL node's API, and on the raw PostgreSQL baseline.
 const fpg = pg && createFixtures(pg.node, pg.raw ?? raw, pg.raw ? { side: "tenantd-pg", rawSide: "raw-pg" } : { side: "tenantd-pg" });
+// Without the PostgreSQL column (the node table alone) the seeding meanwhile goes to the raw
+// SQLite baseline: shared with its own fixtures, so it is seeded once.
+if (f && fpg && !pg.raw) fpg.raw = f.raw;
 const fParse = pg?.parse && createParseFixtures(pg.parse);
 // The raw SQLite baseline's (only its raw side is used without tenantd on SQLite).
 const fRaw = f ?? (pg && createFixtures(pg.node, raw));
