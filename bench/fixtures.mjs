@@ -5,21 +5,26 @@ import { COLLECTIONS, FILTERS, HALF_FILTERS, SIZES, expectedMatches, recordData 
 
 export const PASSWORD = "correct horse battery staple";
 
-function logSeed(server, collection, seeded) {
+export function logSeed(server, collection, seeded) {
   const steps = seeded.steps ? ` (${Object.entries(seeded.steps).map(([k, v]) => `${k.replace(/Ms$/, "")} ${(v / 1000).toFixed(1)} s`).join(", ")})` : "";
   console.log(`  seeded ${server} ${collection}: ${seeded.rows.toLocaleString("en-US")} rows in ${(seeded.ms / 1000).toFixed(1)} s${steps}`);
   for (const w of seeded.warnings ?? []) console.log(`  ${server} seed warning: ${w}`);
   return seeded;
 }
 
-/** `side` names the tenantd side in the seeding lines ("tenantd-pg" for the PostgreSQL node). */
-export function createFixtures(td, raw, { side = "tenantd" } = {}) {
-  const runId = Date.now().toString(36);
-  const memo = new Map();
-  const once = (name, fn) => {
-    if (!memo.has(name)) memo.set(name, fn());
-    return memo.get(name);
+/** `once(name, fn)`: fn's answer (a promise) made on the first call for `name`, the same one after. */
+export function memo() {
+  const made = new Map();
+  return (name, fn) => {
+    if (!made.has(name)) made.set(name, fn());
+    return made.get(name);
   };
+}
+
+/** `side` and `rawSide` name the two sides in the seeding lines ("tenantd-pg" and "raw-pg" on PostgreSQL). */
+export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = {}) {
+  const runId = Date.now().toString(36);
+  const once = memo();
   const key = td.app.publishableKey;
   const appId = td.app.id;
 
@@ -102,7 +107,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
   }
   async function rawSeeded(label, collection, count) {
     const t = await rawSignup(label);
-    const seeded = logSeed("raw", collection, await raw.call("seed.records", { tenantId: t.id, collection, count }));
+    const seeded = logSeed(rawSide, collection, await raw.call("seed.records", { tenantId: t.id, collection, count }));
     return { tenant: t, seeded };
   }
 
@@ -174,7 +179,7 @@ export function createFixtures(td, raw, { side = "tenantd" } = {}) {
         once("raw.spread", async () => {
           const tenants = [];
           for (let i = 0; i < 8; i++) tenants.push(await rawSignup(`spread${i}`));
-          const seeded = logSeed("raw", COLLECTIONS.spread, await raw.call("seed.spread", { realTenantIds: tenants.map((t) => t.id), collection: COLLECTIONS.spread }));
+          const seeded = logSeed(rawSide, COLLECTIONS.spread, await raw.call("seed.spread", { realTenantIds: tenants.map((t) => t.id), collection: COLLECTIONS.spread }));
           return { tenants, seeded };
         }),
       upload: (bytes) => rawUpload(bytes),

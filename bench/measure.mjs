@@ -11,7 +11,8 @@ export async function settle() {
 /**
  * `children`: one child, or the nodes that share the load (autocannon spreads connections
  * over their URLs round-robin). `side.requests()` makes the request list. `serverCpuMs`, when
- * given, reads the CPU time of a database server the side depends on (PostgreSQL).
+ * given, reads the CPU time of a database server the side depends on (PostgreSQL);
+ * `beforeRound`, when given, runs before each measured round's settle pause.
  * CPU per request is summed over the children; RSS and loop figures are the largest of them.
  */
 export async function measureSide(opts) {
@@ -56,8 +57,11 @@ async function warmSide(opts) {
 
 /** One measured load: settle, reset the loop histogram and CPU counters, load, read the figures. */
 async function measureRound(opts, suffix) {
-  const { scenario, children, side, serverCpuMs } = opts;
+  const { scenario, children, side, serverCpuMs, beforeRound } = opts;
   const nodes = nodesOf(children);
+  // On PostgreSQL (postgres-side.mjs): the last round's queries finish and its dirty pages
+  // are written out before this round, not during it.
+  await beforeRound?.();
   await settle();
   await Promise.all(nodes.map((c) => c.call("loop.reset")));
   const dbBefore = serverCpuMs?.();

@@ -8,10 +8,11 @@
 import postgres from "postgres";
 import { recordData, seedTime } from "./dataset.mjs";
 
-const quote = (name) => `"${name.replaceAll('"', '""')}"`;
+export const quote = (name) => `"${name.replaceAll('"', '""')}"`;
 const RECENT_MS = 24 * 3_600_000;
 
-function connect(url) {
+/** One connection, int8 as a JS number (the other seeders use it too). */
+export function connect(url) {
   return postgres(url, {
     max: 1,
     onnotice: () => {},
@@ -48,12 +49,12 @@ function idExpr(templateId, tag, nExpr) {
 }
 const literal = (s) => `'${String(s).replaceAll("'", "''")}'`;
 
-/** recordData(i) as SQL text, checked against the JS function so the two never drift. */
-const DATA_EXPR = (i) =>
+/** recordData(i) as SQL text, checked against the JS function so the two never drift (raw-pg-server.mjs seeds with it too). */
+export const DATA_EXPR = (i) =>
   `format('{"status":"s%s","category":"c%s","state":"%s","phase":"%s","n":%s,"title":"bench item %s"}', ${i} % 100, (${i} * 7) % 100,` +
   ` CASE WHEN ${i} % 2 = 0 THEN 'open' ELSE 'done' END, CASE WHEN ${i} % 2 = 0 THEN 'open' ELSE 'done' END, ${i}, ${i})`;
 
-async function checkDataExpr(sql) {
+export async function checkDataExpr(sql) {
   const rows = await sql.unsafe(`SELECT i, ${DATA_EXPR("i")} AS text FROM generate_series(0, 101) AS g(i) ORDER BY i`);
   for (const { i, text } of rows) {
     if (text !== JSON.stringify(recordData(Number(i)))) throw new Error(`pg seed: SQL record ${i} is ${text}, dataset.mjs makes ${JSON.stringify(recordData(Number(i)))}`);
@@ -129,21 +130,25 @@ export async function pgCloneSeed(url, { recordId, tenantId, count, spread }) {
     }
     // What the SQLite seeder's checkpoint is there: the load must not meet the seeding's
     // aftermath (autovacuum of a million fresh rows, a checkpoint writing them out).
-    const inserted = Date.now();
-    await sql.unsafe(`VACUUM (ANALYZE) ${quote(rec.table)}`);
-    const vacuumed = Date.now();
-    await sql.unsafe("CHECKPOINT");
-    const done = Date.now();
-    return {
-      table: rec.table,
-      rows: made,
-      ms: done - started,
-      warnings: [],
-      steps: { insertMs: inserted - started, vacuumAnalyzeMs: vacuumed - inserted, checkpointMs: done - vacuumed },
-    };
+    const insertMs = Date.now() - started;
+    const steps = await settleSeeded(sql, [rec.table]);
+    return { table: rec.table, rows: made, ms: Date.now() - started, warnings: [], steps: { insertMs, ...steps } };
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+/**
+ * After a seeding, what the SQLite seeder's checkpoint is there: `VACUUM (ANALYZE)` of the
+ * seeded tables and `CHECKPOINT`, so the load meets neither autovacuum nor the write-out of
+ * the fresh rows. Answers how long each took.
+ */
+export async function settleSeeded(sql, tables) {
+  const started = Date.now();
+  await sql.unsafe(`VACUUM (ANALYZE) ${tables.map(quote).join(", ")}`);
+  const vacuumed = Date.now();
+  await sql.unsafe("CHECKPOINT");
+  return { vacuumAnalyzeMs: vacuumed - started, checkpointMs: Date.now() - vacuumed };
 }
 
 /** Copies of the template tenant's row with new ids and emails; returns their ids. */

@@ -122,6 +122,35 @@ export async function startPostgresServer() {
         await sql.end();
       }
     },
+    /**
+     * Waits (up to `timeoutMs`) until no client backend of the server is running a query,
+     * then checkpoints. A load's last requests outlive it inside PostgreSQL (a slow list's
+     * queries keep running after the client stopped waiting for them): without this they
+     * would run during the other side's next round and be counted against it.
+     */
+    async quiesce({ timeoutMs = 60_000 } = {}) {
+      const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      try {
+        for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+          const [{ n }] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()`;
+          if (n === 0) break;
+        }
+        await sql`CHECKPOINT`;
+      } finally {
+        await sql.end();
+      }
+    },
+    /** A new, empty database on this server (raw-pg-server.mjs keeps its schema apart from tenantd's); its URL. */
+    async createDatabase(name) {
+      const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      try {
+        await sql.unsafe(`CREATE DATABASE ${name}`);
+      } finally {
+        await sql.end();
+      }
+      return serverUrl.replace(/\/postgres$/, `/${name}`);
+    },
     /** CPU ms the server used so far (all its processes), or undefined off Linux. */
     cpuMs: () => serverCpuMs(postmasterPid),
     async stop() {

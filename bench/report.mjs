@@ -72,27 +72,61 @@ export function tableRows(rows, argon2Bound) {
   });
 }
 
-// With tenantd on PostgreSQL in the run: its figures beside SQLite's, a ratio for each against raw.
-const PG_COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "tenantd-pg req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "tenantd-pg/raw", "target", "measured", "met?", "CPU µs/req tenantd / tenantd-pg + PostgreSQL / raw", "tenantd RSS MB", "tenantd-pg RSS MB", "load avg"];
+/** Issue 40: every PostgreSQL row at least 0.85 × the raw PostgreSQL baseline of the same run. */
+export const PG_TARGET = { kind: "ratio", min: 0.85, text: "≥ 0.85 × raw-pg" };
 
-function pgTableRows(rows, argon2Bound) {
+/** Whether the row's PostgreSQL pair meets PG_TARGET (tenantd-pg / raw-pg), and that figure. */
+export function judgePg(row) {
+  const p = row.postgres;
+  if (!p || p.skipped || p.failed || p.rawPgRatio === undefined) return undefined;
+  return { met: p.rawPgRatio >= PG_TARGET.min, figure: `${fmt(p.rawPgRatio, 2)} ×` };
+}
+
+/** Whether tenantd-pg meets the row's target against Parse Server (parse-peer.mjs), and that figure. */
+export function judgeParse(row) {
+  const p = row.postgres;
+  if (!p?.parseTarget || p.parseRatio === undefined) return undefined;
+  return { met: p.parseRatio >= p.parseTarget.min, figure: `${fmt(p.parseRatio, 2)} ×` };
+}
+
+// With tenantd on PostgreSQL in the run: the SQLite pair's columns as without it, then the
+// PostgreSQL pair's (tenantd-pg against the raw PostgreSQL baseline, judged on PG_TARGET).
+const PG_COLUMNS = [
+  "scenario", "tenantd req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "target", "measured", "met?",
+  "tenantd-pg req/s", "p50 ms", "p99 ms", "raw-pg req/s", "p50 ms", "p99 ms", "pg/raw-pg", `pg ${PG_TARGET.text}?`,
+  "CPU µs/req tenantd / raw", "CPU µs/req tenantd-pg + PostgreSQL / raw-pg + PostgreSQL", "tenantd RSS MB", "tenantd-pg RSS MB", "load avg",
+];
+
+// With Parse as a peer: its figures and tenantd-pg's ratio to it (and the target, where one is set).
+const PARSE_COLUMNS = ["parse req/s", "p50 ms", "p99 ms", "pg/parse", "pg/parse target met?"];
+
+function parseCells(row) {
+  const p = row.postgres ?? {};
+  if (p.parseFailed) return [p.parseFailed.slice(0, 120), "", "", "", ""];
+  if (!p.parse) return ["", "", "", "", ""];
+  const verdict = judgeParse(row);
+  return [fmt(p.parse.rps), ms(p.parse.p50), ms(p.parse.p99), p.parseRatio === undefined ? "" : fmt(p.parseRatio, 2), verdict ? `${p.parseTarget.text}: ${verdict.met ? "yes" : "NO"}` : ""];
+}
+
+function pgTableRows(rows, argon2Bound, withParse) {
   const sqlite = tableRows(rows, argon2Bound);
   return rows.map((row, i) => {
     const s = sqlite[i];
+    const sq = s.length === 2 ? [s[0], s[1], ...Array(11).fill("")] : s;
     const p = row.postgres ?? {};
     const pgNote = p.skipped ?? (p.failed ? `failed: ${p.failed.split("\n")[0].slice(0, 120)}` : undefined);
-    const sq = s.length === 2 ? [s[0], s[1], "", "", "", "", "", "", "", "", "", "", ""] : s;
-    const raw = row.raw ?? {};
-    const cpu = (n) => (n === undefined ? "" : fmt(n));
-    const pgCpu = p.cpuUsPerRequest === undefined ? "" : `${cpu(p.cpuUsPerRequest)}${p.dbCpuUsPerRequest !== undefined ? ` + ${cpu(p.dbCpuUsPerRequest)}` : ""}`;
+    const rawPg = (!pgNote && p.rawPg) || {};
+    const verdict = judgePg(row);
+    const withDb = (x) => (x?.cpuUsPerRequest === undefined ? "" : `${fmt(x.cpuUsPerRequest)}${x.dbCpuUsPerRequest !== undefined ? ` + ${fmt(x.dbCpuUsPerRequest)}` : ""}`);
     return [
-      row.name,
-      sq[1], sq[2], sq[3],
+      ...sq.slice(0, 11),
       pgNote ?? fmt(p.rps), pgNote ? "" : ms(p.p50), pgNote ? "" : ms(p.p99),
-      fmt(raw.rps), ms(raw.p50), ms(raw.p99),
-      sq[7], p.ratio === undefined ? "" : fmt(p.ratio, 2),
-      sq[8], sq[9], sq[10],
-      row.tenantd?.cpuUsPerRequest === undefined && !pgCpu ? "" : `${cpu(row.tenantd?.cpuUsPerRequest)} / ${pgCpu} / ${cpu(raw.cpuUsPerRequest)}`,
+      fmt(rawPg.rps), ms(rawPg.p50), ms(rawPg.p99),
+      p.rawPgRatio === undefined ? "" : fmt(p.rawPgRatio, 2),
+      verdict ? (verdict.met ? "yes" : "NO") : "",
+      ...(withParse ? parseCells(row) : []),
+      sq[11],
+      pgNote || p.cpuUsPerRequest === undefined ? "" : `${withDb(p)} / ${withDb(rawPg)}`,
       sq[12], fmt(p.rssMb), fmt(row.loadAverage, 1),
     ];
   });
@@ -101,8 +135,10 @@ function pgTableRows(rows, argon2Bound) {
 /** A GitHub-flavoured Markdown table: reads in a terminal and pastes into docs/performance.md. */
 export function markdownTable(rows, argon2Bound) {
   if (rows.some((r) => r.postgres)) {
-    const body = pgTableRows(rows, argon2Bound).map((cells) => `| ${cells.join(" | ")} |`);
-    return [`| ${PG_COLUMNS.join(" | ")} |`, `|${PG_COLUMNS.map((c) => (c === "scenario" || c === "target" ? "---" : "---:")).join("|")}|`, ...body].join("\n");
+    const withParse = rows.some((r) => r.postgres?.parse || r.postgres?.parseFailed);
+    const columns = withParse ? [...PG_COLUMNS.slice(0, 19), ...PARSE_COLUMNS, ...PG_COLUMNS.slice(19)] : PG_COLUMNS;
+    const body = pgTableRows(rows, argon2Bound, withParse).map((cells) => `| ${cells.join(" | ")} |`);
+    return [`| ${columns.join(" | ")} |`, `|${columns.map((_, i) => (i === 0 || i === 8 ? "---" : "---:")).join("|")}|`, ...body].join("\n");
   }
   const body = tableRows(rows, argon2Bound).map((cells) => {
     const full = cells.length === 2 ? [cells[0], ...COLUMNS.slice(1).map((_, i) => (i === 0 ? cells[1] : ""))] : cells;

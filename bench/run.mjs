@@ -4,8 +4,10 @@
 // per side, tenantd and raw taking turns; measure.mjs)  --connections <n>  --warmup <s>
 // --profile (a CPU profile of each measured load, per scenario and server, into
 // bench/results/profiles/<scenario>-<server>.cpuprofile)
-// --no-write (print only)  --list  --engines sqlite,postgres (tenantd on which stores;
-// postgres-side.mjs)  --nodes 1,2,3 (tenantd nodes on one PostgreSQL; multinode.mjs).
+// --no-write (print only)  --list  --engines sqlite,postgres (tenantd on which stores; with
+// postgres, tenantd-pg and the raw PostgreSQL baseline take turns: postgres-side.mjs)
+// --peers parse (Parse Server on the same PostgreSQL takes turns with them in its rows:
+// parse-peer.mjs; needs --engines postgres and `npm ci --prefix bench/peers/parse`)  --nodes 1,2,3 (tenantd nodes on one PostgreSQL; multinode.mjs).
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -18,7 +20,8 @@ import { createFixtures } from "./fixtures.mjs";
 import { Skip, call } from "./http.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 import { measureArgon2Bound } from "./argon2-bound.mjs";
-import { machine, markdownTable, writeResults, judge } from "./report.mjs";
+import { machine, markdownTable, writeResults, judge, judgePg, judgeParse, PG_TARGET } from "./report.mjs";
+import { PARSE_MISSING, PARSE_ROWS, createParseFixtures, parseInstalled, parseVersion } from "./parse-peer.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -32,6 +35,7 @@ const { values: opts } = parseArgs({
     "no-write": { type: "boolean", default: false },
     engines: { type: "string", default: "sqlite,postgres" },
     nodes: { type: "string" },
+    peers: { type: "string", default: "" },
   },
 });
 if (opts.list) {
@@ -40,7 +44,7 @@ if (opts.list) {
 }
 const duration = Number(opts.duration);
 const rounds = Number(opts.rounds);
-// Loads that are not taken in turns (the login storm, the PostgreSQL column, the node table)
+// Loads that are not taken in turns (the login storm, the node table)
 // last as long as one side's rounds together.
 const singleLoad = duration * rounds;
 const connections = Number(opts.connections);
@@ -62,10 +66,23 @@ if (engines.some((e) => e !== "sqlite" && e !== "postgres") || nodeCounts.some((
   console.error(`--engines takes sqlite and/or postgres (got ${opts.engines}); --nodes takes node counts such as 1,2,3 (got ${opts.nodes})`);
   process.exit(2);
 }
+const peers = opts.peers.split(",").map((s) => s.trim()).filter(Boolean);
+if (peers.some((p) => p !== "parse")) {
+  console.error(`--peers takes parse (got ${opts.peers})`);
+  process.exit(2);
+}
 const onSqlite = engines.includes("sqlite");
 // The PostgreSQL column needs `--engines postgres`; the node table (--nodes) starts PostgreSQL either way.
 const pgColumn = engines.includes("postgres");
 const onPostgres = pgColumn || nodeCounts.length > 0;
+let withParse = peers.includes("parse") && selected.some((s) => PARSE_ROWS.has(s.name));
+if (withParse && !pgColumn) {
+  console.log("--peers parse: Parse runs on the bench's PostgreSQL, beside tenantd-pg; without --engines postgres it is skipped");
+  withParse = false;
+} else if (withParse && !parseInstalled()) {
+  console.log(PARSE_MISSING);
+  withParse = false;
+}
 const resultsDir = fileURLToPath(new URL("./results", import.meta.url));
 
 const startedAt = new Date().toISOString();
@@ -73,21 +90,25 @@ const profileEnv = opts.profile ? { TENANTD_BENCH_PROFILE_DIR: `${resultsDir}/pr
 const [td, raw] = await Promise.all([onSqlite ? startChild("./tenantd-server.mjs", { env: profileEnv }) : undefined, startChild("./raw-server.mjs", { env: profileEnv })]);
 // The control rows' second baseline (scenarios.mjs, `control`), idle otherwise.
 const rawB = selected.some((s) => s.control) ? await startChild("./raw-server.mjs") : undefined;
-const pg = onPostgres ? await startPostgresEngine({ env: profileEnv }).catch(async (e) => { await Promise.all([td?.stop(), raw.stop(), rawB?.stop()]); throw e; }) : undefined;
+const pg = onPostgres ? await startPostgresEngine({ env: profileEnv, raw: pgColumn, parse: withParse }).catch(async (e) => { await Promise.all([td?.stop(), raw.stop(), rawB?.stop()]); throw e; }) : undefined;
 const stopAll = () => Promise.all([td?.stop(), raw.stop(), rawB?.stop(), pg?.stop()]);
 process.once("SIGINT", () => stopAll().finally(() => process.exit(130)));
 
 const f = td && createFixtures(td, raw);
-// Fixtures made through the PostgreSQL node's API; the raw baseline's are shared (seeded once).
-const fpg = pg && createFixtures(pg.node, raw, { side: "tenantd-pg" });
-if (f && fpg) fpg.raw = f.raw;
-const fRaw = f ?? fpg;
+// Fixtures made through the PostgreSQL node's API, and on the raw PostgreSQL baseline.
+const fpg = pg && createFixtures(pg.node, pg.raw ?? raw, pg.raw ? { side: "tenantd-pg", rawSide: "raw-pg" } : { side: "tenantd-pg" });
+// Without the PostgreSQL column (the node table alone) the seeding meanwhile goes to the raw
+// SQLite baseline: shared with its own fixtures, so it is seeded once.
+if (f && fpg && !pg.raw) fpg.raw = f.raw;
+const fParse = pg?.parse && createParseFixtures(pg.parse);
+// The raw SQLite baseline's (only its raw side is used without tenantd on SQLite).
+const fRaw = f ?? (pg && createFixtures(pg.node, raw));
 const fRawB = rawB && createFixtures(td ?? pg.node, rawB);
 const result = {
   startedAt,
   machine: machine(),
-  settings: { duration, rounds, connections, warmup, argon2: "OWASP default (m=19456 KiB, t=2, p=1)", rateLimit: false, engines, nodes: nodeCounts },
-  ...(pg ? { postgres: { ...pg.server.info, pool: 10 } } : {}),
+  settings: { duration, rounds, connections, warmup, argon2: "OWASP default (m=19456 KiB, t=2, p=1)", rateLimit: false, engines, nodes: nodeCounts, peers: withParse ? ["parse"] : [] },
+  ...(pg ? { postgres: { ...pg.server.info, pool: 10, ...(pg.parse ? { parse: parseVersion() } : {}) } } : {}),
   idle: {},
   argon2: undefined,
   scenarios: [],
@@ -96,9 +117,9 @@ const result = {
 
 try {
   await settle();
-  result.idle = { tenantdRssMb: td && (await td.call("stats")).rssMb, rawRssMb: (await raw.call("stats")).rssMb, ...(pg ? { tenantdPostgresRssMb: (await pg.node.call("stats")).rssMb } : {}) };
+  result.idle = { tenantdRssMb: td && (await td.call("stats")).rssMb, rawRssMb: (await raw.call("stats")).rssMb, ...(pg ? { tenantdPostgresRssMb: (await pg.node.call("stats")).rssMb } : {}), ...(pg?.raw ? { rawPostgresRssMb: (await pg.raw.call("stats")).rssMb } : {}) };
   if (td) console.log(`tenantd ${td.url} (pid ${td.pid}), raw ${raw.url} (pid ${raw.pid}); idle RSS tenantd ${result.idle.tenantdRssMb.toFixed(0)} MB, raw ${result.idle.rawRssMb.toFixed(0)} MB`);
-  if (pg) console.log(`tenantd on PostgreSQL ${pg.server.info.version} (default settings, started in ${(pg.server.info.startMs / 1000).toFixed(1)} s): ${pg.node.url} (pid ${pg.node.pid}); idle RSS ${result.idle.tenantdPostgresRssMb.toFixed(0)} MB`);
+  if (pg) console.log(`tenantd on PostgreSQL ${pg.server.info.version} (default settings, started in ${(pg.server.info.startMs / 1000).toFixed(1)} s): ${pg.node.url} (pid ${pg.node.pid}); idle RSS ${result.idle.tenantdPostgresRssMb.toFixed(0)} MB${pg.raw ? `; raw-pg ${pg.raw.url} (pid ${pg.raw.pid}), idle RSS ${result.idle.rawPostgresRssMb.toFixed(0)} MB` : ""}${pg.parse ? `; Parse Server ${result.postgres.parse} ${pg.parse.url} (pid ${pg.parse.pid})` : ""}`);
   const needsBound = selected.some((s) => s.custom === "argon2" || s.target?.kind === "argon2");
   for (const scenario of selected) {
     if (scenario.custom === "argon2" || (needsBound && !result.argon2 && scenario.target?.kind === "argon2")) {
@@ -123,7 +144,7 @@ try {
 }
 
 console.log(`\nmachine: ${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memoryGb} GB, Node ${result.machine.node}`);
-console.log(`each scenario: ${warmup} s warm-up per side, then ${rounds} rounds of ${duration} s, tenantd and raw taking turns (uploads: fixed request counts; login storm and PostgreSQL: one ${singleLoad} s load), ${connections} connections unless noted\n`);
+console.log(`each scenario: ${warmup} s warm-up per side, then ${rounds} rounds of ${duration} s, tenantd and raw taking turns${pgColumn ? ", then tenantd-pg and raw-pg the same way" : ""} (uploads: fixed request counts; login storm: one ${singleLoad} s load per side), ${connections} connections unless noted\n`);
 console.log(markdownTable(result.scenarios, result.argon2?.hashesPerSecond));
 if (result.nodes) console.log(`\n${nodesTable(result.nodes)}`);
 for (const [name, plans] of Object.entries(result.explain)) {
@@ -131,7 +152,10 @@ for (const [name, plans] of Object.entries(result.explain)) {
   for (const p of plans.tenantd ?? []) console.log(`  tenantd: ${p.sql.replace(/\s+/g, " ")}\n    ${p.plan.join("\n    ")}`);
   if (plans.raw) console.log(`  raw: ${plans.raw.join("; ")}`);
 }
-for (const row of result.scenarios.filter((r) => r.postgres?.plan)) console.log(`\nEXPLAIN (PostgreSQL), ${row.name}, the page query:\n  ${row.postgres.plan.join("\n  ")}`);
+for (const row of result.scenarios.filter((r) => r.postgres?.plan)) {
+  console.log(`\nEXPLAIN (PostgreSQL), ${row.name}, the page query:\n  tenantd-pg:\n    ${row.postgres.plan.join("\n    ")}`);
+  if (row.postgres.rawPgPlan) console.log(`  raw-pg:\n    ${row.postgres.rawPgPlan.join("\n    ")}`);
+}
 if (!opts["no-write"]) console.log(`\nwrote ${writeResults(resultsDir, result)} and latest.json`);
 
 async function runScenario(scenario) {
@@ -171,8 +195,8 @@ async function runScenario(scenario) {
     if (e instanceof Skip) row.skipped = e.message;
     else row.failed = e instanceof Error ? e.message : String(e);
   }
-  // tenantd on PostgreSQL right after the raw baseline of the same scenario.
-  if (pg && pgColumn && !row.skipped && !scenario.control) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, connections: conns, warmup, duration: singleLoad, raw: row.raw });
+  // tenantd on PostgreSQL and the raw PostgreSQL baseline, after the SQLite pair of the same scenario.
+  if (pg && pgColumn && !row.skipped && !scenario.control) row.postgres = await runPostgresScenario({ scenario, pg, f: fpg, pf: fParse, connections: conns, warmup, duration, rounds, rawSqlite: row.raw });
   return row;
 }
 
@@ -220,8 +244,16 @@ function printRow(row) {
   const p = row.postgres;
   if (!p) return;
   if (p.skipped || p.failed) return console.log(`${row.name} on PostgreSQL: ${p.skipped ?? `FAILED ${p.failed}`}`);
-  const db = p.dbCpuUsPerRequest !== undefined ? ` + PostgreSQL ${p.dbCpuUsPerRequest.toFixed(0)} µs CPU/req` : "";
-  console.log(`${row.name} on PostgreSQL (load ${row.loadAverage}): tenantd ${side(p)}${db}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}`);
+  const db = (s) => (s.dbCpuUsPerRequest !== undefined ? ` + PostgreSQL ${s.dbCpuUsPerRequest.toFixed(0)} µs CPU/req` : "");
+  const rawPg = p.rawPg ? ` | raw-pg ${side(p.rawPg)}${db(p.rawPg)} | ×${p.rawPgRatio.toFixed(2)} raw-pg` : "";
+  const verdict = judgePg(row);
+  const parse = p.parseFailed ? ` | ${p.parseFailed}` : p.parse ? ` | parse ${side(p.parse)}${db(p.parse)}${p.parseRatio !== undefined ? ` | ×${p.parseRatio.toFixed(2)} parse` : ""}` : "";
+  const parseVerdict = judgeParse(row);
+  console.log(
+    `${row.name} on PostgreSQL (load ${row.loadAverage}): tenantd ${side(p)}${db(p)}${rawPg}${parse}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw (SQLite)` : ""}` +
+      `${verdict ? ` | ${PG_TARGET.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}` +
+      `${parseVerdict ? ` | ${p.parseTarget.text}: ${parseVerdict.figure} ${parseVerdict.met ? "met" : "MISSED"}` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}`,
+  );
 }
 
 function side(s) {
