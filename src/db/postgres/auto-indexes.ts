@@ -2,6 +2,7 @@ import type { PgSql } from "./connection.ts";
 import type { AutoIndexInfo } from "../types.ts";
 import { AUTO_INDEX, type AutoIndexLimits } from "../sqlite/record-auto-indexes.ts";
 import { pgAutoIndex, PG_AUTO_INDEX_NAME } from "./record-indexes.ts";
+import type { IndexDdl } from "./index-ddl.ts";
 
 /** A claim older than this is taken over: the node building it is presumed gone. */
 const STALE_CLAIM_MS = 3600 * 1000;
@@ -37,7 +38,7 @@ const key = (appId: string, collection: string) => `${appId}\u0000${collection}`
  * (an insert only one can make), builds, and marks it ready; every node's lists use it once
  * they have read it back (announced on the change feed, or within RELOAD_MS without it).
  */
-export function createPgAutoIndexes(sql: PgSql, limits: AutoIndexLimits = AUTO_INDEX) {
+export function createPgAutoIndexes(sql: PgSql, ddl: IndexDdl, limits: AutoIndexLimits = AUTO_INDEX) {
   let paths = new Map<string, Set<string>>();
   let loadedAt = -Infinity;
   let loading: Promise<void> | undefined;
@@ -91,16 +92,14 @@ export function createPgAutoIndexes(sql: PgSql, limits: AutoIndexLimits = AUTO_I
     }
     const started = Date.now();
     try {
-      // Left INVALID by an earlier build cut short: dropped before building again.
-      await sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS "${index.name}"`);
-      await sql.unsafe(index.sql);
+      await ddl.build(index);
       // Statistics of the new index's expressions: without them the planner guesses its
       // selectivity and may keep scanning by creation time. ANALYZE samples, whatever the size.
       await sql.unsafe("ANALYZE records");
       const [rows] = await sql<{ n: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n FROM record_scopes WHERE app_id = ${appId} AND collection = ${collection}`;
       await sql`UPDATE record_auto_indexes SET state = 'ready', rows = ${rows!.n}, build_ms = ${Date.now() - started} WHERE name = ${index.name}`;
     } catch (e) {
-      await sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS "${index.name}"`).catch(() => undefined);
+      await ddl.drop(index.name).catch(() => undefined);
       await sql`UPDATE record_auto_indexes SET state = 'refused', reason = ${`building failed: ${(e as Error).message}`} WHERE name = ${index.name}`.catch(() => undefined);
     }
     await reload();
@@ -108,7 +107,7 @@ export function createPgAutoIndexes(sql: PgSql, limits: AutoIndexLimits = AUTO_I
 
   async function drop(name: string) {
     if (!PG_AUTO_INDEX_NAME.test(name)) throw new Error(`postgres records: refusing to drop index ${JSON.stringify(name)}`);
-    await sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS "${name}"`);
+    await ddl.drop(name);
     await sql`DELETE FROM record_auto_indexes WHERE name = ${name}`;
   }
 

@@ -7,7 +7,7 @@ import { orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
-import { isPgUniqueViolation } from "./connection.ts";
+import { createIndexDdl } from "./index-ddl.ts";
 import { UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 
@@ -20,9 +20,43 @@ type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
 
+/** List texts prepared per period, and texts remembered as seen once. */
+const PREPARED_LISTS = 500;
+const SEEN_LISTS = 5_000;
+/** Both sets start over this often; the driver recycles connections, which drops their statements. */
+const PREPARED_PERIOD_MS = 3600 * 1000;
+
+/**
+ * Which list texts run as prepared statements. Planning a list (its typed expressions, the
+ * expression indexes to match) costs PostgreSQL more than running it, so a text asked for a
+ * second time is prepared and planned once per connection. Texts vary with filters, so the
+ * set is bounded: past PREPARED_LISTS in a period, new texts run unprepared, as before.
+ */
+export function createPreparedTexts(now: () => number = Date.now) {
+  const seen = new Set<string>();
+  const prepared = new Set<string>();
+  let since = now();
+  return (text: string): boolean => {
+    if (now() - since > PREPARED_PERIOD_MS) {
+      seen.clear();
+      prepared.clear();
+      since = now();
+    }
+    if (prepared.has(text)) return true;
+    if (seen.has(text) && prepared.size < PREPARED_LISTS) {
+      prepared.add(text);
+      return true;
+    }
+    if (seen.size < SEEN_LISTS) seen.add(text);
+    return false;
+  };
+}
+
 export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
   const totals = createVersionedTotals();
-  const autos = createPgAutoIndexes(sql);
+  const preparedText = createPreparedTexts();
+  const ddl = createIndexDdl(sql);
+  const autos = createPgAutoIndexes(sql, ddl);
   changes?.on((p) => {
     if (p === "i" || p === "*") autos.changed();
   });
@@ -80,28 +114,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
 
   async function dropIndex(name: string) {
     if (!PG_INDEX_NAME.test(name)) throw new Error(`postgres records: refusing to drop index ${JSON.stringify(name)}`);
-    await sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS "${name}"`);
-  }
-  /**
-   * A concurrent build cut short (a crash, a cancelled statement) leaves an INVALID index
-   * that IF NOT EXISTS would keep forever: one that is invalid with no build in progress is
-   * dropped and built again.
-   */
-  async function buildIndex(index: { name: string; sql: string }) {
-    try {
-      await sql.unsafe(index.sql);
-    } catch (e) {
-      // Another node created the same index between our check and our build.
-      if (!isPgUniqueViolation(e) && (e as { code?: string }).code !== "42P07") throw e;
-      return;
-    }
-    const [state] = await sql<{ valid: boolean; building: boolean }[]>`
-      SELECT i.indisvalid AS valid, EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = c.oid) AS building
-      FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = ${index.name} AND c.relnamespace = current_schema()::regnamespace`;
-    if (state && !state.valid && !state.building) {
-      await dropIndex(index.name);
-      await sql.unsafe(index.sql);
-    }
+    await ddl.drop(name);
   }
   const indexNames = async (q: Runner, prefix: string) =>
     (await q<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE tablename = 'records' AND schemaname = current_schema() AND starts_with(indexname, ${prefix})`).map(
@@ -133,9 +146,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
       const order = orderSql(sort, pinnedField(scope, conditions, sort));
-      const rows = await run<ListRow>(
-        sql,
-        `WITH s AS (SELECT COALESCE(MAX(version), 0) AS version, COALESCE(MAX(records), 0) AS records FROM record_scopes
+      const text = `WITH s AS (SELECT COALESCE(MAX(version), 0) AS version, COALESCE(MAX(records), 0) AS records FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
          SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
          FROM s LEFT JOIN LATERAL (
@@ -145,9 +156,8 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
                    LIMIT ${p(page.limit, "bigint")} OFFSET ${p(page.offset, "bigint")}) r
            ) q
          ) p ON p.n = 1 OR p.run <= ${p(page.maxBytes, "bigint")}
-         ORDER BY p.n`,
-        params,
-      );
+         ORDER BY p.n`;
+      const rows = await sql.unsafe<ListRow[]>(text, params as never[], { prepare: preparedText(text) });
       const first = rows[0]!;
       if (filterKey !== "" && kept?.version !== first.version) totals.set(scopeKey, filterKey, { version: first.version, total: first.total });
       const records: RecordRow[] = [];
@@ -202,7 +212,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const wanted = fields.map((f) => pgFieldIndex(appId, f.collection, f.path));
       const keep = new Set(wanted.map((i) => i.name));
       for (const name of await indexNames(sql, pgIndexPrefix(appId))) if (!keep.has(name)) await dropIndex(name);
-      for (const index of wanted) await buildIndex(index);
+      for (const index of wanted) await ddl.build(index);
       await autos.dropDeclared(appId, fields);
     },
     async dropIndexesExcept(appIds) {
