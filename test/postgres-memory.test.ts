@@ -69,7 +69,7 @@ describe("list totals on PostgreSQL", () => {
     expect((await B.request("PUT", `/api/v1/data/notes/${made.body.record.id}`, { bearer: who.bearer, body: { data: { i: 9 } } })).status).toBe(200);
     const listed = await A.request("GET", "/api/v1/data/notes?limit=1", { bearer: who.bearer });
     const [counted] = await sql<{ n: string; b: string }[]>`SELECT COUNT(*) AS n, SUM(octet_length(data)) AS b FROM records WHERE tenant_id = ${who.id}`;
-    const [kept] = await sql<{ records: string; bytes: string }[]>`SELECT records, bytes FROM record_scopes WHERE tenant_id = ${who.id} AND collection = 'notes'`;
+    const [kept] = await sql<{ records: string; bytes: string }[]>`SELECT SUM(records) AS records, SUM(bytes) AS bytes FROM record_scopes WHERE tenant_id = ${who.id} AND collection = 'notes'`;
     expect({ records: Number(kept!.records), bytes: Number(kept!.bytes) }).toEqual({ records: Number(counted!.n), bytes: Number(counted!.b) });
     expect(listed.body.total).toBe(6);
   });

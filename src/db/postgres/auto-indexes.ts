@@ -149,8 +149,8 @@ export function createPgAutoIndexes(sql: PgSql, ddl: IndexDdl, limits: AutoIndex
       if (due.length === 0) return;
       track(
         (async () => {
-          const [r] = await sql<{ records: number }[]>`SELECT records FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId} AND collection = ${scope.collection}`;
-          if (!r || r.records < limits.minRows) return;
+          const [r] = await sql<{ records: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS records FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId} AND collection = ${scope.collection}`;
+          if (r!.records < limits.minRows) return;
           const known = new Set(
             (await sql<{ path: string }[]>`SELECT path FROM record_auto_indexes WHERE app_id = ${scope.appId} AND collection = ${scope.collection} AND path IN ${sql(due)}`).map((x) => x.path),
           );

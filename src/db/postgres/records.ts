@@ -13,8 +13,11 @@ import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 
+/** A scope's count deltas past which a list folds them into one row. */
+const FOLD_DELTAS = 32;
+
 /** A page row with its scope's version and the total; one row of NULLs when the page is empty. */
-type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
+type ListRow = { version: number; deltas: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
 
 type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
@@ -54,6 +57,24 @@ export function createPreparedTexts(now: () => number = Date.now) {
 
 export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
   const totals = createVersionedTotals();
+  const folding = new Set<string>();
+  /**
+   * Folds a scope's count deltas (migration 5) into one row, after the list that found many:
+   * the sums, and so the version, stay the same. A concurrent fold or write is safe: a fold
+   * deletes only rows it sees and inserts exactly their sums.
+   */
+  function fold(scope: RecordScope) {
+    const key = `${scope.appId}\u0000${scope.tenantId}\u0000${scope.collection}`;
+    if (folding.has(key)) return;
+    folding.add(key);
+    void sql`WITH gone AS (DELETE FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId} AND collection = ${scope.collection}
+               RETURNING records, bytes, writes)
+             INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, writes)
+             SELECT ${scope.tenantId}, ${scope.appId}, ${scope.collection}, SUM(records), SUM(bytes), SUM(writes) FROM gone HAVING COUNT(*) > 0`
+      // A tenant deleted meanwhile takes its deltas with it: nothing to keep.
+      .catch(() => undefined)
+      .finally(() => folding.delete(key));
+  }
   const preparedText = createPreparedTexts();
   const ddl = createIndexDdl(sql);
   const autos = createPgAutoIndexes(sql, ddl);
@@ -146,9 +167,9 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
       const order = orderSql(sort, pinnedField(scope, conditions, sort));
-      const text = `WITH s AS (SELECT COALESCE(MAX(version), 0) AS version, COALESCE(MAX(records), 0) AS records FROM record_scopes
+      const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records, COUNT(*) AS deltas FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
-         SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
+         SELECT s.version, s.deltas, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
              SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER (ORDER BY ${order}) AS n
@@ -159,6 +180,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
          ORDER BY p.n`;
       const rows = await sql.unsafe<ListRow[]>(text, params as never[], { prepare: preparedText(text) });
       const first = rows[0]!;
+      if (first.deltas > FOLD_DELTAS) fold(scope);
       if (filterKey !== "" && kept?.version !== first.version) totals.set(scopeKey, filterKey, { version: first.version, total: first.total });
       const records: RecordRow[] = [];
       for (const r of rows) if (r.id !== null) records.push({ seq: r.seq, id: r.id, data: r.data, createdAt: r.createdAt, updatedAt: r.updatedAt });

@@ -14,42 +14,44 @@
 //
 // record_auto_indexes: the automatic per-field indexes, shared by every node.
 export const recordScopesSchema = `
+-- Deltas, not one row per scope: a row every writer updated would make a tenant's writes
+-- wait for each other's commits and leave PostgreSQL chasing its dead versions. Each writing
+-- statement inserts its own delta; a scope's figures are the sums of its rows, "writes"
+-- (statements) serving as its version: it grows with every commit in the order snapshots
+-- see them. Readers fold a scope's rows into one when they find many (records.ts).
 CREATE TABLE record_scopes (
   tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
   app_id TEXT NOT NULL,
   collection TEXT NOT NULL,
   records BIGINT NOT NULL,
   bytes BIGINT NOT NULL,
-  version BIGINT NOT NULL,
-  PRIMARY KEY (tenant_id, app_id, collection)
+  writes BIGINT NOT NULL
 );
-INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, version)
+CREATE INDEX record_scopes_scope ON record_scopes(tenant_id, app_id, collection) INCLUDE (records, bytes, writes);
+INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, writes)
   SELECT tenant_id, app_id, collection, COUNT(*), SUM(octet_length(data)), 1 FROM records GROUP BY tenant_id, app_id, collection;
 
 CREATE FUNCTION tenantd_record_scopes_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO record_scopes AS s (tenant_id, app_id, collection, records, bytes, version)
-    SELECT tenant_id, app_id, collection, COUNT(*), SUM(octet_length(data)), 1 FROM added GROUP BY tenant_id, app_id, collection
-    ORDER BY tenant_id, app_id, collection
-  ON CONFLICT (tenant_id, app_id, collection) DO UPDATE
-    SET records = s.records + excluded.records, bytes = s.bytes + excluded.bytes, version = s.version + 1;
+  INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, writes)
+    SELECT tenant_id, app_id, collection, COUNT(*), SUM(octet_length(data)), 1 FROM added GROUP BY tenant_id, app_id, collection;
   RETURN NULL;
 END $$;
 CREATE FUNCTION tenantd_record_scopes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE record_scopes AS s SET records = s.records - r.n, bytes = s.bytes - r.b, version = s.version + 1
-    FROM (SELECT tenant_id, app_id, collection, COUNT(*) AS n, SUM(octet_length(data)) AS b FROM removed GROUP BY tenant_id, app_id, collection) r
-    WHERE s.tenant_id = r.tenant_id AND s.app_id = r.app_id AND s.collection = r.collection;
+  INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, writes)
+    SELECT r.tenant_id, r.app_id, r.collection, -COUNT(*), -SUM(octet_length(r.data)), 1 FROM removed r
+    WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.id = r.tenant_id)
+    GROUP BY r.tenant_id, r.app_id, r.collection;
   RETURN NULL;
 END $$;
 CREATE FUNCTION tenantd_record_scopes_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   -- Records never move between scopes (no statement changes app, tenant or collection): the
   -- bytes change by the difference, and the version moves.
-  UPDATE record_scopes AS s SET bytes = s.bytes + r.b, version = s.version + 1
-    FROM (SELECT n.tenant_id, n.app_id, n.collection, SUM(octet_length(n.data) - octet_length(o.data)) AS b
-          FROM after_rows n JOIN before_rows o ON o.seq = n.seq GROUP BY n.tenant_id, n.app_id, n.collection) r
-    WHERE s.tenant_id = r.tenant_id AND s.app_id = r.app_id AND s.collection = r.collection;
+  INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, writes)
+    SELECT n.tenant_id, n.app_id, n.collection, 0, SUM(octet_length(n.data) - octet_length(o.data)), 1
+    FROM after_rows n JOIN before_rows o ON o.seq = n.seq GROUP BY n.tenant_id, n.app_id, n.collection;
   RETURN NULL;
 END $$;
 CREATE TRIGGER records_scopes_added AFTER INSERT ON records REFERENCING NEW TABLE AS added
