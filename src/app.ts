@@ -1,4 +1,5 @@
 import { H3 } from "h3";
+import type { ServerRequest } from "srvx";
 import type { TenantBackendConfig } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
@@ -14,6 +15,7 @@ import { installDashboard } from "./dashboard/install.ts";
 import { createLifecycle, defineRequestMiddleware, type Lifecycle } from "./http/lifecycle.ts";
 import { registerHealthRoutes } from "./http/health.ts";
 import { announceStart } from "./embed/startup.ts";
+import { fetchWithClient, type FetchClient } from "./embed/fetch.ts";
 import { keepTickShape } from "./http/tick-shape.ts";
 
 export interface TenantBackend extends H3 {
@@ -23,6 +25,12 @@ export interface TenantBackend extends H3 {
   core: Core;
   /** The app created on first start of an empty database, if this start created one. */
   defaultApp: AppRow | undefined;
+  /**
+   * Answers a fetch `Request`. The client's address keeps rate limits per client: it is read
+   * from the request (srvx) or from the host's second argument (Deno's info, Bun's server,
+   * @hono/node-server's env), or given as `{ ip }` (docs/embedding.md).
+   */
+  fetch(request: ServerRequest, client?: FetchClient): Response | Promise<Response>;
   /** Where the server is in its life (starting, serving, draining, stopped). */
   lifecycle: Lifecycle;
   /**
@@ -75,7 +83,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
         await core.close();
         lifecycle.stopped();
       })());
-    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, lifecycle, close });
+    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, lifecycle, close, fetch: fetchWithClient(h3, core) });
   } catch (e) {
     await core.close();
     throw e;

@@ -1,4 +1,5 @@
 export { createTenantBackend, type TenantBackend } from "./app.ts";
+export type { FetchClient } from "./embed/fetch.ts";
 export { createCore, type Core } from "./core.ts";
 export { resolveConfig, ConfigError, type TenantBackendConfig, type ResolvedConfig } from "./config.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import express from "express";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createTenantBackend, toNodeHandler, type TenantBackend } from "../src/index.ts";
-import { TEST_ARGON2, tempDir } from "./_helpers.ts";
+import { request as httpRequest } from "node:http";
+import { serve as serveFetch } from "srvx";
+import { createTenantBackend, toNodeHandler, type FetchClient, type TenantBackend } from "../src/index.ts";
+import { buildRequest, TEST_ARGON2, tempDir } from "./_helpers.ts";
 import type { Logger } from "../src/log.ts";
 
 function captureLog() {
@@ -135,6 +137,73 @@ describe("the root route beside the 404/405 fallback", () => {
       expect(root.status).toBe(405);
       expect(root.headers.get("allow")).toContain("GET");
     } finally {
+      await backend.close();
+    }
+  });
+});
+
+describe("backend.fetch under a fetch runtime", () => {
+  /** A backend that allows 3 sign-in attempts per client address a minute. */
+  async function limited() {
+    const logs = captureLog();
+    const backend = await createTenantBackend({ dataDir: tempDir(), logger: logs.log, argon2: TEST_ARGON2, publicUrl: "http://localhost:1", rateLimit: { perIp: 3, perEmail: 100 } });
+    const key = backend.defaultApp!.publishableKey;
+    const login = (i: number) => buildRequest("http://localhost", "POST", "/api/v1/auth/login", { key, body: { email: `nobody${i}@example.com`, password: "not the password" } });
+    return { backend, logs, login };
+  }
+
+  it("counts each client by the address the host gives, explicitly or in its own shape", async () => {
+    const { backend, logs, login } = await limited();
+    try {
+      const statuses = async (client: FetchClient) => {
+        const out: number[] = [];
+        for (let i = 0; i < 4; i++) out.push((await backend.fetch(login(i), client)).status);
+        return out;
+      };
+      expect(await statuses({ ip: "203.0.113.1" })).toEqual([401, 401, 401, 429]);
+      // Another client is not refused for the first one's attempts, whichever host shape names it.
+      expect(await statuses({ ip: "203.0.113.2" })).toEqual([401, 401, 401, 429]);
+      expect(await statuses({ remoteAddr: { hostname: "203.0.113.3" } })).toEqual([401, 401, 401, 429]); // Deno.serve
+      expect(await statuses({ incoming: { socket: { remoteAddress: "203.0.113.4" } } })).toEqual([401, 401, 401, 429]); // @hono/node-server's env
+      expect(await statuses({ requestIP: () => ({ address: "203.0.113.5" }) })).toEqual([401, 401, 401, 429]); // Bun.serve's server
+      expect(logs.lines.filter((l) => l.includes("without the client's address"))).toEqual([]);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it("keeps clients apart when served by srvx as is, and warns once when no address is known", async () => {
+    const { backend, logs, login } = await limited();
+    const server = serveFetch({ fetch: backend.fetch, port: 0, hostname: "127.0.0.1", silent: true });
+    try {
+      await server.ready();
+      // Two clients: the same loopback server reached from two local addresses.
+      const from = (localAddress: string, i: number) =>
+        new Promise<number>((resolve, reject) => {
+          const req = login(i);
+          void req.text().then((body) => {
+            const r = httpRequest(`${server.url}api/v1/auth/login`, { method: "POST", localAddress, headers: Object.fromEntries(req.headers) }, (res) => {
+              res.resume();
+              resolve(res.statusCode!);
+            });
+            r.on("error", reject);
+            r.end(body);
+          });
+        });
+      const first: number[] = [];
+      for (let i = 0; i < 4; i++) first.push(await from("127.0.0.2", i));
+      expect(first).toEqual([401, 401, 401, 429]);
+      expect(await from("127.0.0.3", 0)).toBe(401);
+      expect(logs.lines.filter((l) => l.includes("without the client's address"))).toEqual([]);
+
+      // A host that gives nothing: all such requests share one counter, and the log says why, once.
+      await backend.fetch(login(0));
+      await backend.fetch(login(1));
+      expect(logs.lines.filter((l) => l.includes("without the client's address"))).toEqual([
+        expect.stringMatching(/^warn backend\.fetch got a request without the client's address.*backend\.fetch\(request, \{ ip \}\)/),
+      ]);
+    } finally {
+      await server.close(true);
       await backend.close();
     }
   });
