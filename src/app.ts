@@ -14,7 +14,7 @@ import { startMaintenance } from "./maintenance.ts";
 import { installDashboard } from "./dashboard/install.ts";
 import { createLifecycle, defineRequestMiddleware, type Lifecycle } from "./http/lifecycle.ts";
 import { registerHealthRoutes } from "./http/health.ts";
-import { announceStart } from "./embed/startup.ts";
+import { announceStart, mountPrefixCheck } from "./embed/startup.ts";
 import { fetchWithClient, type FetchClient } from "./embed/fetch.ts";
 import { keepTickShape } from "./http/tick-shape.ts";
 
@@ -64,6 +64,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     // percent-encoded path); the middleware covers the rest, also when a host mounts us.
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
     h3.use(defineRequestMiddleware(core, lifecycle));
+    h3.use(mountPrefixCheck(core));
     const { router, finish } = createRouter(h3);
     registerHealthRoutes(router, core, lifecycle);
     registerAreaRoutes(router, core);

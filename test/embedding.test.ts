@@ -4,7 +4,10 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { request as httpRequest } from "node:http";
 import { serve as serveFetch } from "srvx";
-import { createTenantBackend, toNodeHandler, type FetchClient, type TenantBackend } from "../src/index.ts";
+import Fastify from "fastify";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createTenantBackend, toFastifyHook, toNodeHandler, type FetchClient, type TenantBackend, type TenantBackendConfig } from "../src/index.ts";
 import { buildRequest, TEST_ARGON2, tempDir } from "./_helpers.ts";
 import type { Logger } from "../src/log.ts";
 
@@ -22,8 +25,8 @@ async function listen(app: express.Express): Promise<{ url: string; server: Serv
 }
 
 /** An Express app as people write them: a JSON parser first, tenantd, then the app's own routes. */
-async function expressHost(configure: (app: express.Express, backend: TenantBackend) => void) {
-  const backend = await createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2, publicUrl: "http://localhost:1" });
+async function expressHost(configure: (app: express.Express, backend: TenantBackend) => void, logger: Logger | "silent" = "silent") {
+  const backend = await createTenantBackend({ dataDir: tempDir(), logger, argon2: TEST_ARGON2, publicUrl: "http://localhost:1" });
   const app = express();
   configure(app, backend);
   const { url, server } = await listen(app);
@@ -71,11 +74,12 @@ describe("embedding in Express", () => {
     }
   });
 
-  it("refuses an upload a host middleware already consumed, naming the fix", async () => {
+  it("refuses an upload a host middleware already consumed, naming the fix to the client and in the log", async () => {
+    const logs = captureLog();
     const h = await expressHost((app, backend) => {
       app.use(express.raw({ type: "multipart/form-data" }));
       app.use(toNodeHandler(backend));
-    });
+    }, logs.log);
     try {
       const signup = (await (await h.post("/api/v1/auth/signup", { email: "u@example.com", password: "a long password" })).json()) as { accessToken: string };
       const form = new FormData();
@@ -86,9 +90,68 @@ describe("embedding in Express", () => {
         body: form,
       });
       expect(res.status).toBe(500);
-      expect(await res.json()).toEqual({ error: "internal_error", message: expect.stringContaining("Mount tenantd before body parsers") });
+      expect(await res.json()).toEqual({ error: "internal_error", message: expect.stringContaining("Mount tenantd before body parsers: app.use(toNodeHandler(backend)) above app.use(express.json())") });
+      expect(logs.lines.filter((l) => l.startsWith("error POST /api/v1/files/upload: tenantd cannot read this request body"))).toHaveLength(1);
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe("embedding in Express as the README shows it", () => {
+  it("keeps tenantd's body limit and error bodies when mounted before express.json(), and the host's parser for its own routes", async () => {
+    const h = await expressHost((app, backend) => {
+      app.use(toNodeHandler(backend));
+      app.use(express.json());
+      app.post("/echo", (req, res) => res.json({ got: req.body }));
+    });
+    try {
+      const { accessToken } = (await (await h.post("/api/v1/auth/signup", { email: "r@example.com", password: "a long password" })).json()) as { accessToken: string };
+      const auth = { "x-service-app": h.backend.defaultApp!.id, authorization: `Bearer ${accessToken}` };
+      // 150 kB: over express.json()'s 100 kB default, well under tenantd's maxJsonBytes.
+      const big = await h.post("/api/v1/data/notes", { data: { text: "x".repeat(150_000) } }, auth);
+      expect(big.status).toBe(201);
+      const malformed = await fetch(h.url + "/api/v1/auth/login", { method: "POST", headers: { "x-service-key": h.backend.defaultApp!.publishableKey, "content-type": "application/json" }, body: "{" });
+      expect(malformed.status).toBe(400);
+      expect(await malformed.json()).toMatchObject({ error: "invalid_json" });
+      expect(await (await h.post("/echo", { n: 2 })).json()).toEqual({ got: { n: 2 } });
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("embedding in Fastify", () => {
+  it("answers tenantd's routes from an onRequest hook, uploads and JSON alike, and leaves the rest to Fastify", async () => {
+    const backend = await createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2, publicUrl: "http://localhost:1" });
+    const app = Fastify();
+    app.addHook("onRequest", toFastifyHook(backend));
+    app.get("/hello", async () => ({ hello: "world" }));
+    app.post("/echo", async (request) => ({ got: request.body }));
+    const url = await app.listen({ port: 0, host: "127.0.0.1" });
+    try {
+      const key = backend.defaultApp!.publishableKey;
+      const signup = await fetch(buildRequest(url, "POST", "/api/v1/auth/signup", { key, body: { email: "f@example.com", password: "a long password" } }));
+      expect(signup.status).toBe(201);
+      const { accessToken } = (await signup.json()) as { accessToken: string };
+      const form = new FormData();
+      form.append("file", new Blob(["hello fastify"], { type: "text/plain" }), "a.txt");
+      const upload = await fetch(url + "/api/v1/files/upload", { method: "POST", headers: { "x-service-app": backend.defaultApp!.id, authorization: `Bearer ${accessToken}` }, body: form });
+      expect(upload.status).toBe(201);
+      const malformed = await fetch(buildRequest(url, "POST", "/api/v1/auth/login", { key, raw: "{", headers: { "content-type": "application/json" } }));
+      expect(await malformed.json()).toMatchObject({ error: "invalid_json" });
+      const unknown = await fetch(url + "/api/v1/nothing-here");
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toMatchObject({ error: "not_found" });
+
+      expect(await (await fetch(url + "/hello")).json()).toEqual({ hello: "world" });
+      const echo = await fetch(url + "/echo", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n: 3 }) });
+      expect(await echo.json()).toEqual({ got: { n: 3 } });
+      // A path that is neither tenantd's nor the app's gets Fastify's own 404.
+      expect(await (await fetch(url + "/nope")).json()).toMatchObject({ statusCode: 404, error: "Not Found" });
+    } finally {
+      await app.close();
+      await backend.close();
     }
   });
 });
@@ -205,6 +268,29 @@ describe("backend.fetch under a fetch runtime", () => {
     } finally {
       await server.close(true);
       await backend.close();
+    }
+  });
+});
+
+describe("docs/embedding.md: production mode in a host app", () => {
+  it("NODE_ENV=production needs mail settings, and each of the two lines the page gives satisfies it", async () => {
+    const doc = readFileSync(join(import.meta.dirname, "..", "docs", "embedding.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## Production mode in a host app"));
+    const lines = [...section.matchAll(/```js\n(email: [^\n]*),\n```/g)].map((m) => m[1]!);
+    expect(lines).toHaveLength(2);
+    const saved = process.env.NODE_ENV;
+    process.env.NODE_ENV = "production";
+    try {
+      await expect(createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2, publicUrl: "https://api.example.com" })).rejects.toThrow(/production mode needs a way to send email/);
+      for (const line of lines) {
+        const options = new Function("process", `return { ${line} };`)({ env: { SMTP_PASS: "secret" } }) as TenantBackendConfig;
+        const backend = await createTenantBackend({ dataDir: tempDir(), logger: "silent", argon2: TEST_ARGON2, publicUrl: "https://api.example.com", ...options });
+        expect(backend.core.config.mode).toBe("production");
+        await backend.close();
+      }
+    } finally {
+      if (saved === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = saved;
     }
   });
 });
