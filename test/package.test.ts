@@ -104,7 +104,9 @@ describe("the packed tarball in an empty project", () => {
         `import { createServer } from "node:http";
 import { createTenantBackend, toNodeHandler, attachJsonClientErrors, ERROR_CODES, type ErrorCode, type TenantBackend,
   type Tenant, type DataRecord, type FindResult, type FileInfo, type ShareToken, type Subscription, type PlanInfo,
-  type Entitlements, type UsageCounter, type WebhookEvent, type ErrorBody } from "tenantd";
+  type Entitlements, type UsageCounter, type WebhookEvent, type ErrorBody, type FetchClient, toFastifyHook } from "tenantd";
+import { createClient } from "tenantd/client";
+import { verifyWebhook } from "tenantd/webhooks";
 
 interface Note { title: string; done: boolean }
 const backend: TenantBackend = await createTenantBackend({ dataDir: "./data", publicUrl: "http://localhost:3000" });
@@ -121,6 +123,8 @@ declare const tenant: Tenant, file: FileInfo, share: ShareToken, sub: Subscripti
 declare const event: WebhookEvent;
 if (event.event === "tenant.deleted") { const reason: "self_delete" | "admin_delete" = event.payload.reason; console.log(reason); }
 console.log(key, apps.length, status, title, tenant.email, file.url, share.token, sub.planSlug, plan.priceCents, ent, usage.limit, body.error);
+const client: FetchClient = { ip: "203.0.113.7" };
+console.log(await backend.fetch(new Request("http://localhost/api/v1/health"), client), toFastifyHook(backend), createClient, verifyWebhook);
 await backend.close();
 `,
       );
