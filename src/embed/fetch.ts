@@ -46,7 +46,8 @@ export function fetchWithClient(h3: H3, core: Core): (request: ServerRequest, cl
     // Served by srvx (tenantd serve, toNodeHandler), h3 reads the address off the request itself.
     if (request.ip && !client?.ip) return plain(request);
     const ip = clientAddressOf(request, client);
-    if (ip === undefined && !warned && !(core.config.trustProxy && request.headers.has("x-forwarded-for"))) {
+    // With rate limits off (rateLimit: false) there is no per-client count to spoil.
+    if (ip === undefined && !warned && core.config.rateLimit && !(core.config.trustProxy && request.headers.has("x-forwarded-for"))) {
       warned = true;
       core.log.warn(
         "backend.fetch got a request without the client's address, so per-client rate limits count every client together (past the limit, a sign-in from anyone is refused). " +

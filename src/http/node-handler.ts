@@ -11,7 +11,7 @@ import { ownsPath } from "./router.ts";
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => Promise<void>;
 
 /**
- * Wraps tenantd (or any h3 app) for `node:http`, Express, Connect and Fastify's middie.
+ * Wraps tenantd (or any h3 app) for `node:http`, Express and Connect (Fastify: `toFastifyHook`).
  * Used as middleware (called with `next`), a request tenantd has no route for goes on to
  * the host's own routes: tenantd answers `/api/v1/**` and its other routes, nothing else.
  */
