@@ -36,7 +36,7 @@ function waitFor(child: ChildProcess, read: () => string, pattern: RegExp, what:
 // docs/walkthrough.md, run as written: the server block in one shell (installing tenantd
 // from "the clone", this checkout, beside the new directory), every other block in order in
 // a second one. Only the ports change (3000 and 4000 may be taken on the machine), and npm
-// answers from its cache where it can.
+// answers from its cache where it can and runs no install scripts.
 describe("docs/walkthrough.md", () => {
   it("works command by command, from installing from a clone to a verified webhook", { timeout: 180_000 }, async () => {
     const doc = readFileSync(join(root, "docs", "walkthrough.md"), "utf8");
@@ -53,7 +53,9 @@ describe("docs/walkthrough.md", () => {
     const serverBlock = blocks.find((b) => b.server)!.text;
     expect(serverBlock.split("\n")[0]).toBe("npm install ../tenantd");
     const serverScript = serverBlock.replace("npx tenantd serve", `npx tenantd serve --port ${port}`);
-    const npmEnv = { npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
+    // ignore-scripts: the clone is this checkout, already built; its prepare script must not
+    // rebuild dist/ under the other test files.
+    const npmEnv = { npm_config_prefer_offline: "true", npm_config_ignore_scripts: "true", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
     const spawnShell = (script: string) => spawn("bash", ["-c", prelude + script], { cwd, env: { ...cleanEnv(), ...npmEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const children: ChildProcess[] = [];
     // Each shell runs in its own process group: ending the group ends what it started (the
