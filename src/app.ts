@@ -1,4 +1,5 @@
 import { H3 } from "h3";
+import type { ServerRequest } from "srvx";
 import type { TenantBackendConfig } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { createCore, type Core } from "./core.ts";
@@ -13,7 +14,8 @@ import { startMaintenance } from "./maintenance.ts";
 import { installDashboard } from "./dashboard/install.ts";
 import { createLifecycle, defineRequestMiddleware, type Lifecycle } from "./http/lifecycle.ts";
 import { registerHealthRoutes } from "./http/health.ts";
-import { announceStart } from "./embed/startup.ts";
+import { announceStart, mountPrefixCheck } from "./embed/startup.ts";
+import { fetchWithClient, type FetchClient } from "./embed/fetch.ts";
 import { keepTickShape } from "./http/tick-shape.ts";
 
 export interface TenantBackend extends H3 {
@@ -23,6 +25,12 @@ export interface TenantBackend extends H3 {
   core: Core;
   /** The app created on first start of an empty database, if this start created one. */
   defaultApp: AppRow | undefined;
+  /**
+   * Answers a fetch `Request`. The client's address keeps rate limits per client: it is read
+   * from the request (srvx) or from the host's second argument (Deno's info, Bun's server,
+   * @hono/node-server's env), or given as `{ ip }` (docs/embedding.md).
+   */
+  fetch(request: ServerRequest, client?: FetchClient): Response | Promise<Response>;
   /** Where the server is in its life (starting, serving, draining, stopped). */
   lifecycle: Lifecycle;
   /**
@@ -56,6 +64,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     // percent-encoded path); the middleware covers the rest, also when a host mounts us.
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
     h3.use(defineRequestMiddleware(core, lifecycle));
+    h3.use(mountPrefixCheck(core));
     const { router, finish } = createRouter(h3);
     registerHealthRoutes(router, core, lifecycle);
     registerAreaRoutes(router, core);
@@ -75,7 +84,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
         await core.close();
         lifecycle.stopped();
       })());
-    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, lifecycle, close });
+    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, lifecycle, close, fetch: fetchWithClient(h3, core) });
   } catch (e) {
     await core.close();
     throw e;

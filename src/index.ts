@@ -1,9 +1,10 @@
 export { createTenantBackend, type TenantBackend } from "./app.ts";
+export type { FetchClient } from "./embed/fetch.ts";
 export { createCore, type Core } from "./core.ts";
 export { resolveConfig, ConfigError, type TenantBackendConfig, type ResolvedConfig } from "./config.ts";
 export { ERROR_CODES, type ErrorCode } from "./errors.ts";
 export { attachJsonClientErrors } from "./http/node-errors.ts";
-export { toNodeHandler, type NodeHandler } from "./http/node-handler.ts";
+export { toFastifyHook, toNodeHandler, type NodeHandler } from "./http/node-handler.ts";
 export type { AdminApi } from "./admin/api.ts";
 export type { AppSettings } from "./apps/settings.ts";
 export type {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runCli as cli } from "./_cli.ts";
-import { signupTenant, startBackend, type TestBackend } from "./_helpers.ts";
+import { signupTenant, startBackend, tempDir, type TestBackend } from "./_helpers.ts";
+import { serve } from "./_serve.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -156,5 +157,70 @@ describe("CLI errors in CLI words", () => {
       expect(help.stdout).toContain("--created-since");
       expect(help.stdout).not.toContain("\u001b[");
     }
+  });
+});
+
+describe("app names", () => {
+  it("refuses a second app of the same name for one developer, so --app <name> keeps naming one app", async () => {
+    const t = await startBackend();
+    await t.backend.close();
+    const dir = ["--data-dir", t.dataDir];
+    await cli(["developer", "create", "--email", "dev@example.com", "--password", "long enough", ...dir]);
+    expect((await cli(["app", "create", "--name", "shop", ...dir])).code).toBe(0);
+
+    const again = await cli(["app", "create", "--name", "shop", ...dir]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^tenantd: An app named "shop" already exists \(app_\w+\) among this developer's apps: choose another name\.\n$/);
+    const json = await cli(["app", "create", "--name", " shop ", ...dir, "--json"]);
+    expect(JSON.parse(json.stdout)).toEqual({ error: "conflict", message: expect.stringContaining('An app named "shop" already exists') });
+    const renamed = await cli(["app", "update", "default", "--name", "shop", ...dir]);
+    expect(renamed.code).toBe(1);
+    expect(renamed.stderr).toContain('An app named "shop" already exists');
+
+    // The name still names one app, and a new name is fine.
+    expect(JSON.parse((await cli(["app", "show", "shop", ...dir, "--json"])).stdout).app.name).toBe("shop");
+    expect((await cli(["app", "create", "--name", "shop-staging", ...dir])).code).toBe(0);
+    expect(JSON.parse((await cli(["app", "list", ...dir, "--json"])).stdout).apps.map((a: { name: string }) => a.name).sort()).toEqual(["default", "shop", "shop-staging"]);
+  });
+});
+
+describe("tenantd developer create", () => {
+  it("says where to sign in: the dashboard's address", async () => {
+    const t = await startBackend();
+    await t.backend.close();
+    const run = await cli(["developer", "create", "--email", "dev@example.com", "--password", "long enough", "--data-dir", t.dataDir]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("sign in to the dashboard: http://localhost:3000/_/");
+    expect(run.stdout).not.toContain("POST /api/v1/developer/login");
+  });
+});
+
+describe("the serve banner", () => {
+  it("points a newcomer at the walkthrough on the first start, and counts apps instead of naming a dozen", async () => {
+    const dataDir = tempDir();
+    const first = await serve(dataDir);
+    expect(first.stdout()).toContain("New here? https://github.com/tenantd/tenantd/blob/main/docs/walkthrough.md");
+    first.child.kill("SIGTERM");
+    await first.exited;
+
+    const addApps = async (from: number, to: number) => {
+      const t = await startBackend({ dataDir });
+      for (let i = from; i <= to; i++) await t.backend.admin.createApp({ name: `app-${i}` });
+      await t.backend.close();
+    };
+    await addApps(1, 3);
+    const few = await serve(dataDir);
+    const named = /^apps: (.*) — ids and keys: tenantd app list$/m.exec(few.stdout());
+    expect(named?.[1]?.split(", ").sort()).toEqual(["app-1", "app-2", "app-3", "default"]);
+    expect(few.stdout()).not.toContain("walkthrough");
+    few.child.kill("SIGTERM");
+    await few.exited;
+
+    await addApps(4, 12);
+    const many = await serve(dataDir);
+    expect(many.stdout()).toMatch(/^apps: 13 — names, ids and keys: tenantd app list$/m);
+    expect(many.stdout()).not.toContain("app-12");
+    many.child.kill("SIGTERM");
+    await many.exited;
   });
 });

@@ -23,3 +23,11 @@ describe("docs code blocks", () => {
     }
   });
 });
+
+describe("advice given in two places", () => {
+  it("nginx sets X-Forwarded-For the same way in docs/deployment.md and docs/security.md", () => {
+    const xff = (file: string) => [...readFileSync(new URL(`../docs/${file}`, import.meta.url), "utf8").matchAll(/proxy_set_header X-Forwarded-For (\S+);/g)].map((m) => m[1]);
+    expect(xff("deployment.md")).toEqual(["$proxy_add_x_forwarded_for"]);
+    expect(xff("security.md")).toEqual(["$proxy_add_x_forwarded_for"]);
+  });
+});

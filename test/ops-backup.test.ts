@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createTenantBackend } from "../src/index.ts";
-import { buildRequest, tempDir, toReply, TEST_ARGON2 } from "./_helpers.ts";
+import { buildRequest, startBackend, tempDir, toReply, TEST_ARGON2 } from "./_helpers.ts";
 import { serve, spawnCli } from "./_serve.ts";
 
 async function run(args: string[], env: Record<string, string> = {}) {
@@ -112,5 +112,40 @@ describe("tenantd backup and restore", () => {
     const missing = await run(["backup", join(tempDir(), "x.tar.gz"), "--data-dir", join(tempDir(), "nothing")]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("no tenantd data directory");
+  });
+});
+
+describe("backup and restore, as a newcomer meets them", () => {
+  it("backup makes a missing directory; a restore without the key says what will not survive; failures honour --json", async () => {
+    const t = await startBackend();
+    await t.backend.close();
+    const archive = join(tempDir(), "backups", "2026-11-28", "snap.tar.gz");
+    const made = await run(["backup", archive, "--data-dir", t.dataDir]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stderr).toContain(`backup: created the directory ${dirname(archive)}`);
+    expect(existsSync(archive)).toBe(true);
+
+    const target = join(tempDir(), "restored");
+    const restored = await run(["restore", archive, "--data-dir", target, "--json"]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(JSON.parse(restored.stdout)).toMatchObject({ secretKey: false });
+    expect(restored.stderr).toContain("warning: the archive has no server key");
+    expect(restored.stderr).toContain("sessions do not survive (every tenant signs in again)");
+    expect(restored.stderr).toContain(`copy the old server's secret.key to ${join(target, "secret.key")}`);
+    expect(restored.stderr).toContain("TENANTD_SECRET_KEY");
+    // With the key in place (or in the environment) there is nothing to warn about.
+    const withKey = await run(["restore", archive, "--data-dir", join(tempDir(), "again")], { TENANTD_SECRET_KEY: "ab".repeat(32) });
+    expect(withKey.code, withKey.stderr).toBe(0);
+    expect(withKey.stderr).not.toContain("warning");
+
+    const noData = await run(["backup", join(tempDir(), "x.tar.gz"), "--data-dir", join(tempDir(), "nothing"), "--json"]);
+    expect(noData.code).toBe(1);
+    expect(JSON.parse(noData.stdout)).toEqual({ error: "invalid_request", message: expect.stringContaining("no tenantd data directory") });
+    expect(noData.stderr).not.toMatch(/\n\s+at /);
+    const junk = join(tempDir(), "junk.tar.gz");
+    writeFileSync(junk, "not an archive");
+    const notArchive = await run(["restore", junk, "--data-dir", join(tempDir(), "new"), "--json"]);
+    expect(notArchive.code).toBe(1);
+    expect(JSON.parse(notArchive.stdout)).toEqual({ error: "invalid_request", message: expect.stringContaining("is not a tenantd backup archive") });
   });
 });

@@ -1,12 +1,11 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { cleanEnv, tempDir } from "./_helpers.ts";
 
 const root = join(import.meta.dirname, "..");
-const BIN = join(root, "bin", "tenantd");
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -34,24 +33,30 @@ function waitFor(child: ChildProcess, read: () => string, pattern: RegExp, what:
   });
 }
 
-// docs/walkthrough.md, run as written: the server block in one shell, every other block in
-// order in a second one, `npx tenantd` being this checkout's CLI and `node_modules/tenantd`
-// this checkout. Only the ports change (3000 and 4000 may be taken on the machine).
+// docs/walkthrough.md, run as written: the server block in one shell (installing tenantd
+// from "the clone", this checkout, beside the new directory), every other block in order in
+// a second one. Only the ports change (3000 and 4000 may be taken on the machine), and npm
+// answers from its cache where it can and runs no install scripts.
 describe("docs/walkthrough.md", () => {
-  it("works command by command, from sign-up to a verified webhook", { timeout: 120_000 }, async () => {
+  it("works command by command, from installing from a clone to a verified webhook", { timeout: 180_000 }, async () => {
     const doc = readFileSync(join(root, "docs", "walkthrough.md"), "utf8");
     const blocks = [...doc.matchAll(/(<!-- walkthrough:server -->\n)?```sh\n([\s\S]*?)```/g)].map((m) => ({ server: Boolean(m[1]), text: m[2]! }));
     const [port, receiverPort] = [await freePort(), await freePort()];
     const ports = (s: string) => s.replaceAll("localhost:3000", `localhost:${port}`).replaceAll("4000", String(receiverPort));
-    const cwd = tempDir();
-    mkdirSync(join(cwd, "node_modules"));
-    symlinkSync(root, join(cwd, "node_modules", "tenantd"), "dir");
-    const prelude = `set -eo pipefail\nnpx() { if [ "$1" = tenantd ]; then shift; node ${JSON.stringify(BIN)} "$@"; else command npx "$@"; fi; }\n`;
+    // A new directory next to the clone, as the page says.
+    const parent = tempDir();
+    symlinkSync(root, join(parent, "tenantd"), "dir");
+    const cwd = join(parent, "my-app");
+    mkdirSync(cwd);
+    const prelude = "set -eo pipefail\n";
 
     const serverBlock = blocks.find((b) => b.server)!.text;
-    expect(serverBlock).toContain("npm install tenantd");
-    const serverScript = serverBlock.replace("npm install tenantd\n", "").replace("npx tenantd serve", `npx tenantd serve --port ${port}`);
-    const spawnShell = (script: string) => spawn("bash", ["-c", prelude + script], { cwd, env: cleanEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    expect(serverBlock.split("\n")[0]).toBe("npm install ../tenantd");
+    const serverScript = serverBlock.replace("npx tenantd serve", `npx tenantd serve --port ${port}`);
+    // ignore-scripts: the clone is this checkout, already built; its prepare script must not
+    // rebuild dist/ under the other test files.
+    const npmEnv = { npm_config_prefer_offline: "true", npm_config_ignore_scripts: "true", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
+    const spawnShell = (script: string) => spawn("bash", ["-c", prelude + script], { cwd, env: { ...cleanEnv(), ...npmEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const children: ChildProcess[] = [];
     // Each shell runs in its own process group: ending the group ends what it started (the
     // server, the background receiver), also when the test fails or times out.
@@ -69,6 +74,8 @@ describe("docs/walkthrough.md", () => {
       server.stdout!.on("data", (d) => (serverOut += d));
       server.stderr!.on("data", (d) => (serverOut += d));
       await waitFor(server, () => serverOut, /publishable key/, "tenantd serve");
+      // npx ran the installed package's CLI: the clone's, through node_modules.
+      expect(realpathSync(join(cwd, "node_modules", "tenantd"))).toBe(realpathSync(root));
 
       const steps = spawnShell(ports(blocks.filter((b) => !b.server).map((b) => b.text).join("\n")));
       children.push(steps);

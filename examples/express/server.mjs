@@ -1,13 +1,14 @@
 // tenantd inside an Express 5 app that has its own JSON body parser and routes.
-// tenantd answers /api/v1/**; every other request goes on to the app's own routes.
+// tenantd answers /api/v1/**; every other request goes on to the app's own routes. It comes
+// before express.json(), so its own body limits and { error, message } replies apply.
 import express from "express";
 import { createTenantBackend, toNodeHandler } from "tenantd";
 
 export async function start({ port = 3000, dataDir = "./.tenantd", logger = "info", publicUrl } = {}) {
   const backend = await createTenantBackend({ dataDir, logger, publicUrl: publicUrl ?? `http://localhost:${port}` });
   const app = express();
-  app.use(express.json());
   app.use(toNodeHandler(backend));
+  app.use(express.json());
   app.get("/hello", (req, res) => res.json({ hello: req.query.name ?? "world" }));
   app.post("/echo", (req, res) => res.json({ youSent: req.body }));
   const server = await new Promise((resolve) => {

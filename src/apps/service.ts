@@ -55,9 +55,11 @@ export async function createApp(core: Core, input: { name: string; ownerId?: str
   refuseSealedInput(core, input.settings);
   const id = newId("app");
   const settings = sealSettings(validateSettings(input.settings ?? {}) as JsonObject, core.secrets, id) as AppSettings;
+  const name = v.parse(AppNameSchema, input.name);
+  await refuseTakenName(core, name, input.ownerId ?? null);
   const app: AppRow = {
     id,
-    name: v.parse(AppNameSchema, input.name),
+    name,
     publishableKey: `pk_${newToken().slice(0, 32)}`,
     secretKeyHash: null,
     ownerId: input.ownerId ?? null,
@@ -77,9 +79,11 @@ export async function updateApp(core: Core, app: AppRow, patch: { name?: string;
   if (patch.settings) refuseSealedInput(core, dropRedactedSecrets(patch.settings));
   const merged = patch.settings ? mergePatch(app.settings, dropRedactedSecrets(patch.settings)) : app.settings;
   const settings = sealSettings(validateSettings(merged) as JsonObject, core.secrets, app.id) as AppSettings;
+  const name = patch.name === undefined ? app.name : v.parse(AppNameSchema, patch.name);
+  if (name !== app.name) await refuseTakenName(core, name, app.ownerId, app.id);
   const next: AppRow = {
     ...app,
-    name: patch.name === undefined ? app.name : v.parse(AppNameSchema, patch.name),
+    name,
     settings,
     updatedAt: core.clock(),
   };
@@ -124,6 +128,16 @@ export async function requireAppRef(core: Core, ref: string): Promise<AppRow> {
 export async function setAppOwner(core: Core, app: AppRow, ownerEmail: string): Promise<AppRow> {
   const owner = await core.db.developers.findByEmail(ownerEmail.trim().toLowerCase());
   if (!owner) throw fail("not_found", `No developer with email ${ownerEmail}. Create one with: tenantd developer create --email ${ownerEmail}`);
+  if (owner.id !== app.ownerId) await refuseTakenName(core, app.name, owner.id, app.id);
   await core.db.apps.setOwner(app.id, owner.id);
   return { ...app, ownerId: owner.id };
+}
+
+/**
+ * The CLI (`--app <name>`) and the dashboard name apps by name: two apps of one developer
+ * (or two without an owner) under one name could only be told apart by id.
+ */
+async function refuseTakenName(core: Core, name: string, ownerId: string | null, self?: string): Promise<void> {
+  const taken = (await core.db.apps.list(ownerId ?? undefined)).find((a) => a.name === name && a.ownerId === ownerId && a.id !== self);
+  if (taken) throw fail("conflict", `An app named "${name}" already exists (${taken.id})${ownerId ? " among this developer's apps" : ""}: choose another name.`);
 }

@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { createBackup } from "../backup/archive.ts";
-import { dataDirArg, exitWith, jsonArg, print } from "./shared.ts";
+import { asCliError, CliError, dataDirArg, exitWith, jsonArg, print } from "./shared.ts";
 
 export default defineCommand({
   meta: { name: "backup", description: "Write a consistent snapshot of the data directory (database and file blobs) into one .tar.gz, also while the server runs" },
@@ -12,11 +13,18 @@ export default defineCommand({
     ...jsonArg,
   },
   async run({ args }) {
-    if (process.env.TENANTD_DATABASE_URL) return exitWith(new Error("TENANTD_DATABASE_URL is set: this server keeps its data in PostgreSQL, and tenantd backup covers SQLite data directories only. Back PostgreSQL up with pg_dump (see docs/scaling.md), and keep the file blobs and secret.key with it."));
+    if (process.env.TENANTD_DATABASE_URL) return exitWith(new CliError("TENANTD_DATABASE_URL is set: this server keeps its data in PostgreSQL, and tenantd backup covers SQLite data directories only. Back PostgreSQL up with pg_dump (see docs/scaling.md), and keep the file blobs and secret.key with it."), { json: args.json });
     const dataDir = resolve(args["data-dir"] ?? process.env.TENANTD_DATA_DIR ?? ".tenantd");
     const log = (line: string) => process.stderr.write(line + "\n");
+    const target = resolve(args.file);
     try {
-      const result = await createBackup(dataDir, resolve(args.file), { includeSecretKey: args["include-secret-key"], progress: log });
+      // The archive's folder may be a new dated one (backups/2026-11-28/): make it, private
+      // like the archive, rather than fail halfway through writing.
+      if (!existsSync(dirname(target))) {
+        mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+        log(`backup: created the directory ${dirname(target)}`);
+      }
+      const result = await createBackup(dataDir, target, { includeSecretKey: args["include-secret-key"], progress: log });
       if (result.secretKey) {
         log("warning: this archive holds the server key. With it, anyone can read the stored secrets (webhook signing secrets, OAuth client secrets, Stripe keys) and sign tenant access tokens: keep the archive as safe as the server.");
       } else {
@@ -24,7 +32,7 @@ export default defineCommand({
       }
       print(args.json, result, () => `backup written: ${result.file} (${result.bytes} bytes; database and ${result.files} file blobs${result.secretKey ? "; server key included" : ""})`);
     } catch (e) {
-      exitWith(e);
+      exitWith(asCliError(e), { json: args.json });
     }
   },
 });

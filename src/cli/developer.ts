@@ -1,7 +1,14 @@
 import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
 import { toPublicDeveloper } from "../admin/developers.ts";
+import type { Core } from "../core.ts";
 import { dataDirArg, jsonArg, print, promptSecret, secretFlag, withCore } from "./shared.ts";
+
+/** Where a new developer goes next: the dashboard when it is on, else the admin API's login route. */
+function signInHint(config: Core["config"]): string {
+  if (!config.dashboard) return `sign in: POST ${config.publicUrl}/api/v1/developer/login with { email, password } (the dashboard is off)`;
+  return `sign in to the dashboard: ${config.publicUrl}${config.dashboard.path}/ (with tenantd serve running)`;
+}
 
 const passwordArg = {
   password: { type: "string", description: 'Password (8-256 characters). Asked for (without echo) when not given or "-"; piped stdin works too' },
@@ -21,7 +28,7 @@ export default defineCommand({
             [
               `created developer ${developer.email} (${developer.id})`,
               adoptedApps > 0 ? `now owns ${adoptedApps} existing app(s)` : "",
-              "sign in: POST /api/v1/developer/login with { email, password }",
+              signInHint(core.config),
             ].filter(Boolean).join("\n"),
           );
         }, { create: true }),

@@ -1,9 +1,21 @@
 import type { TenantBackend } from "../app.ts";
+import { docPageUrl } from "../http/landing.ts";
 
 const out = (s: string) => process.stdout.write(s + "\n");
 
 /** Hosts a client elsewhere cannot reach: links built on them work on this machine only, or nowhere. */
 const UNREACHABLE = /^https?:\/\/(0\.0\.0\.0|\[::\]|\[::0?\])(:|\/|$)/;
+
+const WALKTHROUGH = docPageUrl("walkthrough.md");
+
+/** Names fit on one line up to a handful; past that the line would wrap for screens. */
+const MAX_NAMED_APPS = 5;
+
+function appsLine(apps: { name: string }[]): string {
+  if (apps.length === 0) return "apps: (none) — create one with: tenantd app create --name my-app";
+  if (apps.length > MAX_NAMED_APPS) return `apps: ${apps.length} — names, ids and keys: tenantd app list`;
+  return `apps: ${apps.map((a) => a.name).join(", ")} — ids and keys: tenantd app list`;
+}
 
 /** What `tenantd serve` prints once it answers: where, which mode, and what a newcomer does next. */
 export async function printBanner(backend: TenantBackend, url: string, opts: { file: string | undefined; dataDirFlag: string | undefined }): Promise<void> {
@@ -32,7 +44,7 @@ export async function printBanner(backend: TenantBackend, url: string, opts: { f
     out(`email: SMTP via ${config.email.smtp!.host}:${config.email.smtp!.port}`);
   }
   if (config.devBilling) out("billing: apps without Stripe keys use the development provider (no real payment). Production mode turns it off.");
-  if (!backend.defaultApp) out(`apps: ${(await backend.admin.listApps()).map((a) => a.name).join(", ") || "(none)"} — ids and keys: tenantd app list`);
+  if (!backend.defaultApp) out(appsLine(await backend.admin.listApps()));
   if (backend.defaultApp) {
     out("");
     out("Created the default app on this empty data directory:");
@@ -48,6 +60,8 @@ export async function printBanner(backend: TenantBackend, url: string, opts: { f
     out("Try it:");
     out(`  curl -X POST ${url}/api/v1/auth/signup -H 'x-service-key: ${backend.defaultApp.publishableKey}' \\`);
     out(`       -H 'content-type: application/json' -d '{"email":"me@example.com","password":"a long password"}'`);
+    out("");
+    out(`New here? ${WALKTHROUGH} goes through every area with curl, one command at a time.`);
     out("");
     out("Create your developer account (to sign in to the dashboard and use the admin API):");
     out(`  npx tenantd developer create --email you@example.com${opts.dataDirFlag ? ` --data-dir ${opts.dataDirFlag}` : ""}`);

@@ -102,6 +102,13 @@ export function exitWith(e: unknown, opts: { json?: boolean; flags?: Record<stri
 
 export class CliError extends Error {}
 
+/**
+ * The archive code (src/backup) throws plain Errors for what the person gave it (a missing
+ * data directory, a file that is no backup, a non-empty target); Node's own failures carry a
+ * `code` (EACCES, ENOSPC) and stay internal errors.
+ */
+export const asCliError = (e: unknown): unknown => (e instanceof Error && e.constructor === Error && !("code" in e) ? new CliError(e.message) : e);
+
 export function print(json: boolean, data: unknown, human: () => string): void {
   process.stdout.write(json ? JSON.stringify(data, null, 2) + "\n" : human() + "\n");
 }

@@ -1,4 +1,4 @@
-import { getRouterParam, type H3, type H3Event } from "h3";
+import { getRequestIP, getRouterParam, type H3, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import { fail } from "../errors.ts";
 import { dashboardSession } from "./session.ts";
@@ -35,7 +35,8 @@ export async function forwardToAdminApi(h3: H3, core: Core, event: H3Event): Pro
     body: hasBody ? event.req.body : undefined,
     ...(hasBody ? { duplex: "half" } : {}),
   } as RequestInit);
-  const answer = await h3.fetch(request);
+  // The client's address goes along, so the admin API counts this client, not "unknown".
+  const answer = await h3.request(request, undefined, { clientAddress: getRequestIP(event) });
   const out = new Headers(answer.headers);
   out.set("cache-control", "no-store");
   secureHeaders(out);

@@ -1,3 +1,4 @@
+import type { H3Event } from "h3";
 import type { TenantBackendConfig } from "../config.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
@@ -24,4 +25,35 @@ export function announceStart(core: Core, input: TenantBackendConfig & { [SERVE_
         "Pass createTenantBackend({ publicUrl: \"https://your-host\" }) (or TENANTD_PUBLIC_URL) with the address clients reach this server at.",
     );
   }
+}
+
+const mountChecked = new WeakSet<Core>();
+
+/**
+ * Links are built on `publicUrl`, and a host that mounts tenantd under a prefix (h3's
+ * `mount`, Express's `app.use("/backend", …)`) hides that prefix from it: say so on the first
+ * request when `publicUrl` does not end with it.
+ */
+export function checkMountPrefix(core: Core, prefix: string): void {
+  if (mountChecked.has(core)) return;
+  mountChecked.add(core);
+  const path = new URL(core.config.publicUrl).pathname.replace(/\/+$/, "");
+  if (prefix === "" || path.endsWith(prefix)) return;
+  core.log.warn(
+    `tenantd is mounted under ${prefix}, but publicUrl (${core.config.publicUrl}) does not end with it: file URLs, email links, checkout pages and OAuth callbacks will miss the prefix. ` +
+      `Set publicUrl to the address clients reach it at, e.g. createTenantBackend({ publicUrl: "https://your-host${prefix}" }).`,
+  );
+}
+
+/** The prefix a host stripped: the request's own path minus the path tenantd is shown. */
+export function strippedPrefix(fullPath: string, seenPath: string): string {
+  return fullPath !== seenPath && fullPath.endsWith(seenPath) ? fullPath.slice(0, fullPath.length - seenPath.length) : "";
+}
+
+/** h3's `mount`: tenantd's middleware sees the path without the parent's prefix, the request keeps it. */
+export function mountPrefixCheck(core: Core) {
+  return (event: H3Event, next: () => unknown) => {
+    if (!mountChecked.has(core)) checkMountPrefix(core, strippedPrefix(new URL(event.req.url).pathname, event.url.pathname));
+    return next();
+  };
 }

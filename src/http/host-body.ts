@@ -30,6 +30,6 @@ export function bodyAsText(body: unknown): string | undefined {
 }
 
 export const BODY_READ_MESSAGE =
-  "tenantd cannot read this request body: another middleware read it first. Mount tenantd before body parsers (app.use(toNodeHandler(backend)) above app.use(express.json()) and file-upload middleware).";
+  "tenantd cannot read this request body: another middleware read it first. Mount tenantd before body parsers: app.use(toNodeHandler(backend)) above app.use(express.json()) and file-upload middleware (docs/embedding.md).";
 
 const bodyReadElsewhere = () => fail("unsupported_media_type", BODY_READ_MESSAGE);

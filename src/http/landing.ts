@@ -3,7 +3,11 @@ import type { Router } from "./router.ts";
 import { escapeHtml } from "../tools/html.ts";
 
 const pkg = createRequire(import.meta.url)("../../package.json") as { version: string; homepage?: string };
-const docsUrl = `${(pkg.homepage ?? "https://github.com/tenantd/tenantd").replace(/#.*$/, "")}/tree/main/docs#readme`;
+const repoUrl = (pkg.homepage ?? "https://github.com/tenantd/tenantd").replace(/#.*$/, "");
+const docsUrl = `${repoUrl}/tree/main/docs#readme`;
+
+/** A page of docs/ on the project's site, for messages that point a person at one. */
+export const docPageUrl = (file: string) => `${repoUrl}/blob/main/docs/${file}`;
 
 /** What the server is and where to go next: a person opening the base URL should not meet a 404. */
 export function describeServer(base: string) {
