@@ -75,6 +75,23 @@ describe("list totals on PostgreSQL", () => {
   });
 });
 
+test("a collection's count deltas are folded into one row after a list finds many, totals and kept totals unchanged", async () => {
+  await twoNodes();
+  const who = await signupTenant(A);
+  await Promise.all(Array.from({ length: 40 }, (_, i) => create(i % 2 ? A : B, who, { i, tag: i % 4 ? "x" : "y" })));
+  const deltas = () => sql<{ n: string }[]>`SELECT COUNT(*) AS n FROM record_scopes WHERE tenant_id = ${who.id}`.then(([r]) => Number(r!.n));
+  expect(await deltas()).toBe(40);
+  const list = (t: TestBackend) => t.request("GET", `/api/v1/data/notes?${filter({ tag: "y" })}`, { bearer: who.bearer });
+  expect((await list(A)).body.total).toBe(10);
+  expect(await within(2000, deltas, (n) => n === 1)).toBe(1);
+  // The same version: node A keeps its total; both nodes still count right after more writes.
+  expect((await list(A)).body.total).toBe(10);
+  await create(B, who, { tag: "y" });
+  expect((await list(A)).body.total).toBe(11);
+  expect((await list(B)).body.total).toBe(11);
+  expect((await A.request("GET", "/api/v1/data/notes", { bearer: who.bearer })).body.total).toBe(41);
+});
+
 describe("sessions and tenants kept in memory on PostgreSQL", () => {
   test("a session ended by another process (plain SQL, as the CLI) is refused on both nodes within a second", async () => {
     await twoNodes();

@@ -57,7 +57,7 @@ export function createPreparedTexts(now: () => number = Date.now) {
 
 export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
   const totals = createVersionedTotals();
-  const folding = new Set<string>();
+  const folding = new Map<string, Promise<unknown>>();
   /**
    * Folds a scope's count deltas (migration 5) into one row, after the list that found many:
    * the sums, and so the version, stay the same. A concurrent fold or write is safe: a fold
@@ -66,14 +66,14 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
   function fold(scope: RecordScope) {
     const key = `${scope.appId}\u0000${scope.tenantId}\u0000${scope.collection}`;
     if (folding.has(key)) return;
-    folding.add(key);
-    void sql`WITH gone AS (DELETE FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId} AND collection = ${scope.collection}
+    const run = sql`WITH gone AS (DELETE FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId} AND collection = ${scope.collection}
                RETURNING records, bytes, writes)
              INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, writes)
              SELECT ${scope.tenantId}, ${scope.appId}, ${scope.collection}, SUM(records), SUM(bytes), SUM(writes) FROM gone HAVING COUNT(*) > 0`
       // A tenant deleted meanwhile takes its deltas with it: nothing to keep.
       .catch(() => undefined)
       .finally(() => folding.delete(key));
+    folding.set(key, run);
   }
   const preparedText = createPreparedTexts();
   const ddl = createIndexDdl(sql);
@@ -245,7 +245,11 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     },
     dropAutoIndexes: (appId) => autos.dropApp(appId),
     autoIndexes: (appId) => autos.list(appId),
-    autoIndexesSettled: () => autos.settled(),
+    // Closing waits for the folds in flight too.
+    autoIndexesSettled: async () => {
+      await autos.settled();
+      await Promise.all(folding.values());
+    },
     async explainList(scope, conditions, sort) {
       const w = whereSql(scope, conditions, new Params());
       const n = w.params.length;
