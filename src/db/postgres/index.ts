@@ -21,6 +21,7 @@ import { createPgClusterRepo } from "./cluster.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
+import { createScopeFolds } from "./record-scopes.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -31,13 +32,14 @@ export const PG_CACHE_SIZE = 50_000;
  * from memory between announced changes; without it, every call reads the database.
  */
 export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositories {
+  const folds = createScopeFolds(sql);
   const repos = {
     meta: createPgMetaRepo(sql),
     apps: createPgAppsRepo(sql, readSettings),
     developers: createPgDevelopersRepo(sql),
     tenants: createPgTenantsRepo(sql),
     sessions: createPgSessionsRepo(sql),
-    stats: createPgStatsRepo(sql),
+    stats: createPgStatsRepo(sql, folds),
     oauth: createPgOAuthRepo(sql),
     emailTokens: createPgEmailTokensRepo(sql),
     outbox: createPgOutboxRepo(sql),
@@ -46,7 +48,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     billing: createPgBillingRepo(sql),
     invites: createPgInvitesRepo(sql),
     family: createPgFamilyRepo(sql),
-    records: createPgRecordsRepo(sql, changes),
+    records: createPgRecordsRepo(sql, folds, changes),
     admin: createPgAdminRepo(sql),
     cluster: createPgClusterRepo(sql),
   } satisfies Repositories;

@@ -1,5 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import type { MetaRepository, StatsRepository } from "../repositories.ts";
+import { FOLD_DELTAS, type ScopeFolds } from "./record-scopes.ts";
 
 export function createPgMetaRepo(sql: PgSql): MetaRepository {
   return {
@@ -16,7 +17,7 @@ export function createPgMetaRepo(sql: PgSql): MetaRepository {
   };
 }
 
-export function createPgStatsRepo(sql: PgSql): StatsRepository {
+export function createPgStatsRepo(sql: PgSql, folds: ScopeFolds): StatsRepository {
   return {
     async appUsage(appId, monthStart) {
       const [r] = await sql<{ tenants: number; records: number; fileBytes: number; deliveries: number }[]>`
@@ -27,8 +28,9 @@ export function createPgStatsRepo(sql: PgSql): StatsRepository {
       return { appId, tenants: r!.tenants, records: r!.records, fileBytes: r!.fileBytes, webhookDeliveriesThisMonth: r!.deliveries };
     },
     async tenantRecords(appId, tenantId) {
-      // Kept by migration 5's triggers: a few rows (one per collection), not the records.
-      const [r] = await sql<{ n: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n FROM record_scopes WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
+      // Kept by migration 5's triggers: a few rows per collection, not the records.
+      const [r] = await sql<{ n: number; deltas: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n, COUNT(*) AS deltas FROM record_scopes WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
+      if (r!.deltas > FOLD_DELTAS) folds.fold(appId, tenantId);
       return r!.n;
     },
   };

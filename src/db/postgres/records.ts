@@ -10,11 +10,9 @@ import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
 import { UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
+import { FOLD_DELTAS, type ScopeFolds } from "./record-scopes.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
-
-/** A scope's count deltas past which a list folds them into one row. */
-const FOLD_DELTAS = 32;
 
 /** A page row with its scope's version and the total; one row of NULLs when the page is empty. */
 type ListRow = { version: number; deltas: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
@@ -55,26 +53,8 @@ export function createPreparedTexts(now: () => number = Date.now) {
   };
 }
 
-export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
+export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgChanges): RecordsRepository {
   const totals = createVersionedTotals();
-  const folding = new Map<string, Promise<unknown>>();
-  /**
-   * Folds a scope's count deltas (migration 5) into one row, after the list that found many:
-   * the sums, and so the version, stay the same. A concurrent fold or write is safe: a fold
-   * deletes only rows it sees and inserts exactly their sums.
-   */
-  function fold(scope: RecordScope) {
-    const key = `${scope.appId}\u0000${scope.tenantId}\u0000${scope.collection}`;
-    if (folding.has(key)) return;
-    const run = sql`WITH gone AS (DELETE FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId} AND collection = ${scope.collection}
-               RETURNING records, bytes, writes)
-             INSERT INTO record_scopes (tenant_id, app_id, collection, records, bytes, writes)
-             SELECT ${scope.tenantId}, ${scope.appId}, ${scope.collection}, SUM(records), SUM(bytes), SUM(writes) FROM gone HAVING COUNT(*) > 0`
-      // A tenant deleted meanwhile takes its deltas with it: nothing to keep.
-      .catch(() => undefined)
-      .finally(() => folding.delete(key));
-    folding.set(key, run);
-  }
   const preparedText = createPreparedTexts();
   const ddl = createIndexDdl(sql);
   const autos = createPgAutoIndexes(sql, ddl);
@@ -180,7 +160,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
          ORDER BY p.n`;
       const rows = await sql.unsafe<ListRow[]>(text, params as never[], { prepare: preparedText(text) });
       const first = rows[0]!;
-      if (first.deltas > FOLD_DELTAS) fold(scope);
+      if (first.deltas > FOLD_DELTAS) folds.fold(scope.appId, scope.tenantId);
       if (filterKey !== "" && kept?.version !== first.version) totals.set(scopeKey, filterKey, { version: first.version, total: first.total });
       const records: RecordRow[] = [];
       for (const r of rows) if (r.id !== null) records.push({ seq: r.seq, id: r.id, data: r.data, createdAt: r.createdAt, updatedAt: r.updatedAt });
@@ -248,7 +228,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // Closing waits for the folds in flight too.
     autoIndexesSettled: async () => {
       await autos.settled();
-      await Promise.all(folding.values());
+      await folds.settled();
     },
     async explainList(scope, conditions, sort) {
       const w = whereSql(scope, conditions, new Params());
