@@ -5,6 +5,7 @@ import { watchCheckpoints } from "./sqlite/checkpointer.ts";
 import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";
+import { claimServerKey } from "./postgres/meta.ts";
 import { untilReady } from "./postgres/deferred.ts";
 import type { Repositories } from "./repositories.ts";
 
@@ -33,7 +34,7 @@ function noSqlite(): SqliteDb {
   });
 }
 
-export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined }): Store {
+export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined; serverKey: Buffer }): Store {
   if (!config.database) {
     const sqlite = openDatabase(config.databasePath);
     const checkpoints = watchCheckpoints(sqlite);
@@ -44,7 +45,7 @@ export function openStore(config: { databasePath: string; database: DatabaseConf
     } };
   }
   const sql = connectPostgres(config.database.url, { max: config.database.pool.max });
-  const ready = migrate(sql).then(() => undefined);
+  const ready = migrate(sql).then(() => claimServerKey(sql, config.serverKey));
   // Unhandled until someone awaits it: createTenantBackend does, and every repository call.
   ready.catch(() => undefined);
   return {
