@@ -20,7 +20,8 @@ export default defineCommand({
           `restored ${args.file} (taken ${r.createdAt}) into ${r.dataDir}`,
           `  integrity check: ${r.integrity}`,
           `  ${r.counts.apps} apps, ${r.counts.developers} developers, ${r.counts.tenants} tenants, ${r.counts.records} records, ${r.counts.files} files (${r.files} blobs)`,
-          r.secretKey ? "  server key: restored" : "  server key: not in the archive. Put the old secret.key in the directory (or set TENANTD_SECRET_KEY) before starting, or stored secrets stay unreadable.",
+          r.secretKey ? "  server key: restored" : "  server key: not restored (the backup did not take it). Put the old secret.key in the directory (or set TENANTD_SECRET_KEY) before starting, or stored secrets stay unreadable.",
+          ...(r.skipped.length ? [`  skipped, not what a backup writes: ${r.skipped.join(", ")}`] : []),
           `Start it with: tenantd serve --data-dir ${args["data-dir"]}`,
         ].join("\n"),
       );
