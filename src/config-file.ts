@@ -17,6 +17,9 @@ export function findConfigFile(named: string | undefined, cwd: string): string |
   return CONFIG_FILES.map((f) => resolve(cwd, f)).find((p) => existsSync(p));
 }
 
+/** A config file that is a module: reading it runs it (docs/configuration.md). */
+export const isCodeConfigFile = (path: string): boolean => !path.endsWith(".json");
+
 /** Reads a config file: JSON, or a module whose default export is the config object. */
 export async function readConfigFile(path: string): Promise<Record<string, unknown>> {
   let value: unknown;

@@ -1,7 +1,7 @@
 import { FastResponse } from "srvx";
 import { HTTPError, type H3Event } from "h3";
 import type { Logger } from "./log.ts";
-import { isPgNulRejection } from "./db/postgres/connection.ts";
+import { isPgNulRejection, pgDataExceptionCode } from "./db/postgres/connection.ts";
 
 /**
  * The one catalogue of error codes tenantd answers with. Every non-2xx response body is
@@ -84,6 +84,12 @@ export function errorToResponse(error: HTTPError, event: H3Event, log: Logger): 
   const headers = new Headers(event.res.headers);
   error.headers?.forEach((v, k) => headers.set(k, v));
   if (isPgNulRejection(error.cause ?? error)) return errorResponse(400, "invalid_request", "Text values must not contain the NUL character (\\u0000): remove it and send again.", headers);
+  const dataException = pgDataExceptionCode(error.cause ?? error);
+  if (dataException) {
+    // Logged below warn: a client can send these at will. The code tells an operator which check is missing.
+    log.info("request refused by the database", { method: event.req.method, path: event.url?.pathname, sqlstate: dataException });
+    return errorResponse(400, "invalid_request", `The request holds a value the database cannot store (PostgreSQL data error ${dataException}): check texts for NUL characters or unpaired surrogates, and numbers for their range.`, headers);
+  }
   const known = HTTPError.isError(error) && !error.unhandled;
   const code = known ? (error.body?.error as string | undefined) ?? CODE_FOR_STATUS[error.status] : undefined;
   if (!known || !code || code === "internal_error") {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { createReadStream, createWriteStream, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { pipeline } from "node:stream/promises";
+import { createGunzip, createGzip } from "node:zlib";
+import { extract, pack } from "tar-stream";
 import { dirname, join } from "node:path";
 import { createTenantBackend } from "../src/index.ts";
 import { buildRequest, startBackend, tempDir, toReply, TEST_ARGON2 } from "./_helpers.ts";
@@ -113,6 +116,41 @@ describe("tenantd backup and restore", () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("no tenantd data directory");
   });
+
+  it("restore writes only what a backup writes: a secret.key the manifest does not list, other names and names that climb out are skipped and reported; a name given twice is refused (issue 39)", async () => {
+    const dataDir = tempDir();
+    const backend = await createTenantBackend({ dataDir, logger: "silent", argon2: TEST_ARGON2 });
+    await backend.close();
+    const archive = join(tempDir(), "b.tar.gz");
+    expect((await run(["backup", archive, "--data-dir", dataDir])).code).toBe(0);
+    const entries = await readArchive(archive);
+    expect(entries.map((e) => e.name).sort()).toEqual(["tenantd-backup.json", "tenantd.db"]);
+
+    const outside = tempDir();
+    const crafted = join(tempDir(), "crafted.tar.gz");
+    const planted = "ab".repeat(32);
+    await writeArchive(crafted, [
+      ...entries,
+      { name: "secret.key", data: Buffer.from(planted + "\n") },
+      { name: "run-me.sh", data: Buffer.from("#!/bin/sh\n") },
+      { name: `files/../../${outside.split("/").pop()}/escaped.txt`, data: Buffer.from("x") },
+    ]);
+    const target = join(tempDir(), "restored");
+    const restored = await run(["restore", crafted, "--data-dir", target]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).toContain("server key: not restored");
+    expect(restored.stdout).toMatch(/skipped, not what a backup writes: .*run-me\.sh.*escaped\.txt.*secret\.key/);
+    expect(existsSync(join(target, "secret.key"))).toBe(false);
+    expect(existsSync(join(target, "run-me.sh"))).toBe(false);
+    expect(existsSync(join(outside, "escaped.txt"))).toBe(false);
+    expect(existsSync(join(target, "tenantd.db"))).toBe(true);
+
+    const twice = join(tempDir(), "twice.tar.gz");
+    await writeArchive(twice, [...entries, entries.find((e) => e.name === "tenantd.db")!]);
+    const refused = await run(["restore", twice, "--data-dir", join(tempDir(), "t2")]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("tenantd.db is in the archive twice");
+  });
 });
 
 describe("backup and restore, as a newcomer meets them", () => {
@@ -149,3 +187,26 @@ describe("backup and restore, as a newcomer meets them", () => {
     expect(JSON.parse(notArchive.stdout)).toEqual({ error: "invalid_request", message: expect.stringContaining("is not a tenantd backup archive") });
   });
 });
+
+async function readArchive(file: string): Promise<{ name: string; data: Buffer }[]> {
+  const entries: { name: string; data: Buffer }[] = [];
+  const unpack = extract();
+  unpack.on("entry", (header, stream, next) => {
+    const chunks: Buffer[] = [];
+    stream.on("data", (c) => chunks.push(c as Buffer));
+    stream.on("end", () => {
+      entries.push({ name: header.name, data: Buffer.concat(chunks) });
+      next();
+    });
+  });
+  await pipeline(createReadStream(file), createGunzip(), unpack);
+  return entries;
+}
+
+async function writeArchive(file: string, entries: { name: string; data: Buffer }[]): Promise<void> {
+  const tar = pack();
+  const done = pipeline(tar, createGzip(), createWriteStream(file));
+  for (const e of entries) tar.entry({ name: e.name, size: e.data.length }, e.data);
+  tar.finalize();
+  await done;
+}

@@ -179,4 +179,22 @@ describe("one configuration surface: file, TENANTD_* env, flags", () => {
     expect(run.stderr()).not.toMatch(/Expected|never|Invalid (type|key)/);
     expect(run.stdout()).not.toContain("listening");
   });
+
+  it("config print says when the config file it used is code that was run, not when it is JSON (issue 39)", async () => {
+    const cwd = tempDir();
+    const marker = join(cwd, "ran.txt");
+    writeFileSync(join(cwd, "tenantd.config.mjs"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "yes");\nexport default { port: 4321 };\n`);
+    const text = spawnCli(["config", "print"], {}, cwd);
+    expect((await text.exited).code, text.stderr()).toBe(0);
+    expect(text.stdout()).toContain(`config file: ${join(cwd, "tenantd.config.mjs")} (code: it was run to read it`);
+    expect(readFileSync(marker, "utf8")).toBe("yes");
+    expect(((await configPrint(cwd, {})) as Printed & { fileIsCode: boolean }).fileIsCode).toBe(true);
+
+    const jsonDir = tempDir();
+    writeFileSync(join(jsonDir, "tenantd.config.json"), JSON.stringify({ port: 4321 }));
+    const plain = spawnCli(["config", "print"], {}, jsonDir);
+    expect((await plain.exited).code).toBe(0);
+    expect(plain.stdout()).toMatch(/^config file: \S+tenantd\.config\.json\n/);
+    expect(((await configPrint(jsonDir, {})) as Printed & { fileIsCode: boolean }).fileIsCode).toBe(false);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./_helpers.ts";
 import { serve, spawnCli } from "./_serve.ts";
@@ -11,7 +11,8 @@ describe("serve and the CLI on PostgreSQL from the environment", () => {
     const database = await createTestDatabase({ empty: true });
     try {
       const env = { TENANTD_DATABASE_URL: database.url, TENANTD_DATABASE_POOL_MAX: "3" };
-      const server = await serve(tempDir(), [], env);
+      const serveDir = tempDir();
+      const server = await serve(serveDir, [], env);
       const key = /publishable key:\s+(\S+)/.exec(server.stdout())![1]!;
       const signup = await fetch(`${server.url}/api/v1/auth/signup`, {
         method: "POST",
@@ -24,9 +25,10 @@ describe("serve and the CLI on PostgreSQL from the environment", () => {
       server.child.kill("SIGTERM");
       await server.exited;
 
-      // Another directory (say, an operator's machine): the data is in PostgreSQL, not there.
+      // Another directory (say, an operator's machine): the data is in PostgreSQL, not there;
+      // the cluster's key comes with the environment (issue 39 item 10).
       const elsewhere = tempDir();
-      const list = spawnCli(["tenant", "list", "--app", "default", "--json", "--data-dir", elsewhere], env);
+      const list = spawnCli(["tenant", "list", "--app", "default", "--json", "--data-dir", elsewhere], { ...env, TENANTD_SECRET_KEY: readFileSync(join(serveDir, "secret.key"), "utf8").trim() });
       const { code } = await list.exited;
       expect(code, list.stderr()).toBe(0);
       const listed = JSON.parse(list.stdout()) as { tenants: { email: string }[]; total: number };

@@ -283,6 +283,21 @@ describe("deliveries", () => {
       await new Promise((resolve) => tcp.close(resolve));
     }
   });
+
+  it("the delivery log says the same of a host that does not resolve as of one that resolves to an internal address (issue 39)", async () => {
+    const t = await startBackend();
+    const developer = await developerSession(t);
+    const tenant = await signupTenant(t);
+    const errors: string[] = [];
+    for (const host of ["no-such-host.invalid", "localhost"]) {
+      await configureWebhook(t, developer, `https://${host}/in`);
+      await emitResend(t, tenant.id, host);
+      const deliveries = await finishedDeliveries(t, developer, errors.length + 1);
+      errors.push(deliveries[0]!.error.replace(host, "HOST"));
+    }
+    expect(errors[0]).toBe(errors[1]);
+    expect(errors[0]).toContain("refused: HOST is not a public address");
+  });
 });
 
 describe("the delivery log", () => {

@@ -95,15 +95,33 @@ export interface RestoreResult {
   integrity: string;
   counts: Record<string, number>;
   files: number;
+  /** whether a server key was restored (the archive holds one and its manifest says so) */
   secretKey: boolean;
+  /** entries of the archive that were not restored: names a backup does not write */
+  skipped: string[];
 }
 
 const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).length === 0;
 
+/** What a backup writes besides the blobs, and the most bytes each may hold. */
+const SMALL_ENTRIES: Record<string, number> = { [MANIFEST]: 64 * 1024, "secret.key": 1024 };
+/** A blob's name under files/: the storage driver's own key segments, nothing that climbs out. */
+const BLOB_NAME = /^files\/(?:[A-Za-z0-9_.-]+\/)*[A-Za-z0-9_.-]+$/;
+
+/** Which entry an archive name is, or undefined for a name a backup never writes. */
+function entryKind(name: string): "small" | "database" | "blob" | undefined {
+  if (Object.hasOwn(SMALL_ENTRIES, name)) return "small";
+  if (name === "tenantd.db") return "database";
+  if (BLOB_NAME.test(name) && !name.split("/").some((part) => part === "." || part === "..")) return "blob";
+  return undefined;
+}
+
 /**
  * Unpacks a backup into a data directory: refuses a non-empty one unless `force`, unpacks
  * beside it first and checks the database (`PRAGMA integrity_check`) before anything in the
- * target changes.
+ * target changes. Only what a backup writes is restored: the manifest, the database, blobs
+ * under files/, and secret.key when the manifest says the backup took it; any other entry
+ * is skipped and reported, a name given twice is refused, and the small entries are bounded.
  */
 export async function restoreBackup(archive: string, dataDir: string, opts: { force: boolean }): Promise<RestoreResult> {
   if (!existsSync(archive)) throw new Error(`no backup file at ${archive}`);
@@ -114,16 +132,26 @@ export async function restoreBackup(archive: string, dataDir: string, opts: { fo
   const staging = mkdtempSync(`${dataDir.replace(/[\\/]+$/, "")}.restore-`);
   try {
     let files = 0;
+    const seen = new Set<string>();
+    const skipped: string[] = [];
     const unpack = extract();
     unpack.on("entry", (header, stream, next) => {
-      const target = resolve(staging, header.name);
-      if (header.type !== "file" || !target.startsWith(staging + sep)) {
+      const skip = () => {
         stream.resume();
         stream.on("end", next);
-        return;
+      };
+      const kind = entryKind(header.name);
+      const target = resolve(staging, header.name);
+      if (header.type !== "file" || !kind || !target.startsWith(staging + sep)) {
+        if (skipped.length < 100) skipped.push(header.name.slice(0, 200));
+        return skip();
       }
+      if (seen.has(header.name)) return next(new Error(`${header.name} is in the archive twice`));
+      seen.add(header.name);
+      const bound = kind === "small" ? SMALL_ENTRIES[header.name]! : Infinity;
+      if ((header.size ?? 0) > bound) return next(new Error(`${header.name} is ${header.size} bytes, more than a backup writes (${bound})`));
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-      if (header.name.startsWith("files/")) files++;
+      if (kind === "blob") files++;
       pipeline(stream, createWriteStream(target, { mode: 0o600 })).then(() => next(), next);
     });
     try {
@@ -134,6 +162,15 @@ export async function restoreBackup(archive: string, dataDir: string, opts: { fo
     const manifestPath = join(staging, MANIFEST);
     if (!existsSync(manifestPath) || !existsSync(join(staging, "tenantd.db"))) throw new Error(`${archive} is not a tenantd backup archive (no ${MANIFEST} or tenantd.db in it)`);
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
+    // A key the backup did not take is not this server's: it stays out, and is reported.
+    const keyPath = join(staging, "secret.key");
+    if (existsSync(keyPath) && manifest.secretKey !== true) {
+      rmSync(keyPath);
+      skipped.push("secret.key");
+    }
+    if (typeof manifest.files === "number" && files > manifest.files) {
+      throw new Error(`${archive} holds ${files} files where its manifest lists ${manifest.files}; nothing was restored.`);
+    }
     let inspected;
     try {
       inspected = inspectDatabase(join(staging, "tenantd.db"));
@@ -143,9 +180,10 @@ export async function restoreBackup(archive: string, dataDir: string, opts: { fo
     const { integrity, counts } = inspected;
     if (integrity !== "ok") throw new Error(`the database in ${archive} fails SQLite's integrity check (${integrity}); nothing was restored.`);
     rmSync(manifestPath);
+    const secretKey = existsSync(keyPath);
     if (existsSync(dataDir)) rmSync(dataDir, { recursive: true, force: true });
     renameSync(staging, dataDir);
-    return { dataDir, createdAt: manifest.createdAt, integrity, counts, files, secretKey: manifest.secretKey };
+    return { dataDir, createdAt: manifest.createdAt, integrity, counts, files, secretKey, skipped };
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }

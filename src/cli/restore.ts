@@ -31,7 +31,8 @@ export default defineCommand({
           `restored ${args.file} (taken ${r.createdAt}) into ${r.dataDir}`,
           `  integrity check: ${r.integrity}`,
           `  ${r.counts.apps} apps, ${r.counts.developers} developers, ${r.counts.tenants} tenants, ${r.counts.records} records, ${r.counts.files} files (${r.files} blobs)`,
-          r.secretKey ? "  server key: restored" : "  server key: not in the archive (see the warning above)",
+          r.secretKey ? "  server key: restored" : "  server key: not restored, the backup did not take it (see the warning above)",
+          ...(r.skipped.length ? [`  skipped, not what a backup writes: ${r.skipped.join(", ")}`] : []),
           `Start it with: tenantd serve --data-dir ${args["data-dir"]}`,
         ].join("\n"),
       );

@@ -100,14 +100,44 @@ function collectionIndexes(app: AppRow, collection: string): CollectionIndexes {
   return entry;
 }
 
-/** Walks `data` once: nesting within the limit, and no number JSON cannot hold (1e400 parses to Infinity). */
+/** NUL or a UTF-16 surrogate: the one test every string takes; the few that match are looked at closer. */
+const NUL_OR_SURROGATE = /[\u0000\ud800-\udfff]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Text every engine stores as sent: PostgreSQL's text and jsonb cannot hold NUL, and a lone
+ * surrogate is not Unicode (jsonb refuses its escape). SQLite would keep both, so a record
+ * holding one would fail to copy to PostgreSQL: refused for every engine alike.
+ */
+function checkText(text: string, what: "key" | "value"): void {
+  if (!NUL_OR_SURROGATE.test(text)) return;
+  if (text.includes("\u0000")) {
+    throw fail("invalid_request", `data holds a ${what} with the NUL character (\\u0000), which records cannot store: remove it.`);
+  }
+  if (LONE_SURROGATE.test(text)) {
+    throw fail("invalid_request", `data holds a ${what} with an unpaired UTF-16 surrogate (\\ud800-\\udfff alone), which is not Unicode text: send well-formed text.`);
+  }
+}
+
+/**
+ * Walks `data` once: nesting within the limit, no number JSON cannot hold (1e400 parses to
+ * Infinity), and keys and strings every engine can store (checkText).
+ */
 function checkValues(value: unknown, level: number): void {
+  if (typeof value === "string") return checkText(value, "value");
   if (typeof value === "number" && !Number.isFinite(value)) {
     throw fail("invalid_request", "data holds a number too large for JSON (beyond ±1.8e308); store it as a string.");
   }
   if (value === null || typeof value !== "object") return;
   if (level >= RECORD_LIMITS.maxDepth) throw fail("invalid_request", `data is nested more than ${RECORD_LIMITS.maxDepth} levels deep.`);
-  for (const v of Object.values(value)) checkValues(v, level + 1);
+  if (Array.isArray(value)) {
+    for (const v of value) checkValues(v, level + 1);
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    checkText(key, "key");
+    checkValues((value as Record<string, unknown>)[key], level + 1);
+  }
 }
 
 /** A record's data: a JSON object within the size and depth limits. */

@@ -5,6 +5,7 @@ import { watchCheckpoints } from "./sqlite/checkpointer.ts";
 import { connectPostgres } from "./postgres/connection.ts";
 import { migrate } from "./postgres/migrations.ts";
 import { createPgRepositories } from "./postgres/index.ts";
+import { claimServerKey } from "./postgres/meta.ts";
 import { untilReady } from "./postgres/deferred.ts";
 import { requireNotMoved } from "./moved.ts";
 import { CHANGES_CHANNEL, createPgChanges } from "./postgres/changes.ts";
@@ -35,7 +36,7 @@ function noSqlite(): SqliteDb {
   });
 }
 
-export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined }): Store {
+export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined; serverKey: Buffer }): Store {
   if (!config.database) {
     requireNotMoved(config.databasePath);
     const sqlite = openDatabase(config.databasePath);
@@ -49,7 +50,9 @@ export function openStore(config: { databasePath: string; database: DatabaseConf
   const sql = connectPostgres(config.database.url, { max: config.database.pool.max });
   // The change feed's triggers come with the migrations: listen once they are in place.
   const changes = createPgChanges(config.database.url, (message) => console.warn(message));
-  const ready = migrate(sql).then(() => changes.start((payload) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`));
+  const ready = migrate(sql)
+    .then(() => claimServerKey(sql, config.serverKey))
+    .then(() => changes.start((payload) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`));
   // Unhandled until someone awaits it: createTenantBackend does, and every repository call.
   ready.catch(() => undefined);
   return {

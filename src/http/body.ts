@@ -20,7 +20,7 @@ export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown,
 const tooLarge = (limit: number) => fail("payload_too_large", `The request body is larger than ${limit} bytes.`);
 
 /** After refusing a body, at most this much more of it is read and dropped (dropRest). */
-const DROP_AFTER_REFUSAL_BYTES = 16 * 1024 * 1024;
+export const DROP_AFTER_REFUSAL_BYTES = 16 * 1024 * 1024;
 
 /** JSON is UTF-8 (RFC 8259): a byte sequence that is not is refused, never patched with U+FFFD. */
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

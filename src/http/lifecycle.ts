@@ -8,7 +8,9 @@ import { plainJsonReply } from "./json-reply.ts";
 import { isThenable } from "../awaitable.ts";
 import { replyHeadersOf } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
-import { joinedHeader } from "./request-headers.ts";
+import { joinedHeader, nodeRequest } from "./request-headers.ts";
+import { closesAfterReply, dropLeftover, lingerBeforeClose } from "./drop-rest.ts";
+import { DROP_AFTER_REFUSAL_BYTES } from "./body.ts";
 
 /** Where the server is in its life: the ready probe and the drain read it. */
 export interface Lifecycle {
@@ -132,10 +134,24 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     return finish(event, response, false, requestId, started);
   }
 
+  /**
+   * The body as the reply leaves it: what a stopped reader left is dropped (dropLeftover),
+   * and a reply that ends the connection while the body may still be coming closes it
+   * gently (lingerBeforeClose), so a client still writing reads it. Not after a 408: that
+   * body stalled for the whole idle time already.
+   */
+  function settleBody(event: H3Event, status: number, replyCloses = false): void {
+    const req = nodeRequest(event);
+    if (!req || req.readableEnded) return;
+    dropLeftover(req, DROP_AFTER_REFUSAL_BYTES, idleMs);
+    if (status !== 408 && (replyCloses || closesAfterReply(req))) lingerBeforeClose(req, DROP_AFTER_REFUSAL_BYTES, idleMs);
+  }
+
   /** Headers, access log and the drain count: the last step of every request, reply or error. */
   function finish(event: H3Event, reply: Response, plain: boolean, requestId: string, started: number): Response {
     let response = reply;
     try {
+      settleBody(event, response.status);
       // Every other reply (h3's, a handler's own Response, an error) gets the id and the reply headers here.
       if (!plain) {
         try {
@@ -204,6 +220,7 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
     const given = joinedHeader(event, "x-request-id");
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     if (lifecycle.state === "draining" || lifecycle.state === "stopped") {
+      settleBody(event, 503, true);
       return errorResponse(503, "unavailable", "The server is shutting down; send the request again (to another instance, or once it is back).", {
         connection: "close",
         "retry-after": "5",

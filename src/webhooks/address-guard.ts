@@ -130,20 +130,24 @@ export class RefusedTargetError extends Error {
  */
 export async function vetHost(hostname: string, allowInsecure: boolean): Promise<VettedTarget> {
   const host = hostname.replace(/^\[|\]$/g, "");
+  // One public message whether the name does not resolve or resolves to an internal address:
+  // told apart, the delivery log would say which internal names exist.
+  const notPublic = `refused: ${host} is not a public address (development receivers on this machine need the server started with TENANTD_WEBHOOKS_ALLOW_INSECURE=1)`;
+  const unresolved = (why: string) => new RefusedTargetError(`cannot resolve ${host}: ${why}`, allowInsecure ? `cannot resolve ${host}: ${why}` : notPublic);
   const literal = isIP(host);
   const found = literal
     ? [{ address: host, family: literal }]
     : await lookup(host, { all: true, verbatim: true }).catch((e: NodeJS.ErrnoException) => {
-        throw new RefusedTargetError(`cannot resolve ${host}: ${e.code ?? e.message}`);
+        throw unresolved(e.code ?? e.message);
       });
-  if (found.length === 0) throw new RefusedTargetError(`cannot resolve ${host}: no addresses`);
+  if (found.length === 0) throw unresolved("no addresses");
   if (!allowInsecure) {
     for (const a of found) {
       const reason = refusedAddressReason(a.address);
       if (reason) {
         throw new RefusedTargetError(
           `refused target ${host} (${a.address}): ${reason} address (development receivers on this machine need the server started with TENANTD_WEBHOOKS_ALLOW_INSECURE=1)`,
-          `refused: ${host} is not a public address (development receivers on this machine need the server started with TENANTD_WEBHOOKS_ALLOW_INSECURE=1)`,
+          notPublic,
         );
       }
     }

@@ -57,3 +57,12 @@ export function isPgForeignKeyViolation(e: unknown): boolean {
 export function isPgNulRejection(e: unknown): boolean {
   return e instanceof postgres.PostgresError && e.code === "22021" && /0x00/.test(e.message);
 }
+
+/**
+ * A PostgreSQL data exception (SQLSTATE class 22): a value it cannot take, such as JSON text
+ * with a NUL or an unpaired surrogate, or a number out of a column's range. The input's
+ * fault: the input checks (src/data/records.ts) refuse what they know of first.
+ */
+export function pgDataExceptionCode(e: unknown): string | undefined {
+  return e instanceof postgres.PostgresError && e.code.startsWith("22") ? e.code : undefined;
+}

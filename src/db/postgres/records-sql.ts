@@ -33,10 +33,15 @@ export function literal(text: string, pattern: RegExp): string {
   return `'${text}'`;
 }
 
-/** `a.b` → `'{a,b}'`, a text[] literal for the #> operator. */
+/**
+ * `a.b` → `'{a,b}'`, a text[] literal for the #> operator. A bare element spelling NULL (any
+ * case) would be a SQL NULL, which matches nothing: it is quoted, `'{a,"NULL"}'`. FIELD_PATH
+ * leaves no other character the array syntax reads. The rest stay bare: index names hash
+ * this text, and a changed one would rebuild every index at the next start.
+ */
 export function pathLiteral(path: string): string {
   if (!FIELD_PATH.test(path)) throw new Error(`postgres records: refusing field path ${JSON.stringify(path)}`);
-  return `'{${path.split(".").join(",")}}'`;
+  return `'{${path.split(".").map((key) => (key.toLowerCase() === "null" ? `"${key}"` : key)).join(",")}}'`;
 }
 
 /** The expressions of one data field; the index of the field is built from the same text. */
