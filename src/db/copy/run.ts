@@ -1,5 +1,13 @@
 import type { CopyEnd } from "./end.ts";
 import { COPY_MARKER, COPY_TABLES, type CopyTable, type CopyValue } from "./tables.ts";
+import { KEY_FINGERPRINT } from "../postgres/meta.ts";
+
+/**
+ * server_meta rows a copy leaves behind: the marker of a copy in progress (the source may be
+ * an unfinished target itself), and the fingerprint of the key a PostgreSQL database's nodes
+ * share, which the target records for its own nodes when they start.
+ */
+const UNCOPIED_META = [COPY_MARKER, KEY_FINGERPRINT];
 
 export interface CopyProgress {
   table(name: string, total: number): void;
@@ -50,7 +58,7 @@ export async function copyTables(source: CopyEnd, target: CopyEnd, opts: { batch
     opts.progress?.table(table.name, total);
     let done = 0;
     await eachPage(source, table, batch, {}, async (rows) => {
-      const copied = table.name === "server_meta" ? rows.filter((r) => r[0] !== COPY_MARKER) : rows;
+      const copied = table.name === "server_meta" ? rows.filter((r) => !UNCOPIED_META.includes(r[0] as string)) : rows;
       for (const chunk of bySize(copied)) {
         try {
           await target.insert(table, chunk);
@@ -100,8 +108,8 @@ export async function compareCounts(source: CopyEnd, target: CopyEnd): Promise<T
   for (const table of COPY_TABLES) {
     let s = await source.count(table);
     const t = await target.count(table);
-    // The source may itself be a target of an unfinished copy; its marker is not copied.
-    if (table.name === "server_meta" && (await source.getMeta(COPY_MARKER)) !== null) s -= 1;
+    // Rows of server_meta that are not copied: an unfinished copy's marker, a PostgreSQL cluster's key fingerprint.
+    if (table.name === "server_meta") for (const key of UNCOPIED_META) if ((await source.getMeta(key)) !== null) s -= 1;
     out.push({ table: table.name, source: s, target: t, ok: s === t });
   }
   return out;
