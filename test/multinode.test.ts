@@ -75,6 +75,12 @@ describe("three nodes on one PostgreSQL", () => {
     const created = cluster.nodes.filter((n) => n.stdout().includes("Created the default app"));
     expect(created).toHaveLength(1);
     for (const n of cluster.nodes.filter((x) => !created.includes(x))) expect(n.stdout()).toMatch(/^apps: default — /m);
+    // Each banner names the database (host, port, name; never the user or password).
+    const db = new URL(cluster.databaseUrl);
+    for (const n of cluster.nodes) {
+      expect(n.stdout()).toContain(`store: PostgreSQL, ${db.hostname}:${db.port}${db.pathname} (pool of`);
+      if (db.password) expect(n.stdout()).not.toContain(db.password);
+    }
   });
 
   it("a logout on A refuses the access token on B and C at once", async () => {

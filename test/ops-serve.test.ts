@@ -214,6 +214,10 @@ describe("tenantd serve in production shape", () => {
     const s = spawnCli(["serve"], { PORT: "0" }, cwd);
     await s.waitFor(/publishable key/);
     expect(s.stdout()).toContain(`data directory: ${join(cwd, ".tenantd")}`);
+    // The banner names the store and where file blobs go.
+    const store = /^store: (.*)$/m.exec(s.stdout())?.[1];
+    expect([`SQLite, ${join(cwd, ".tenantd", "tenantd.db")}`, "PostgreSQL"]).toContain(store?.startsWith("PostgreSQL, ") ? "PostgreSQL" : store);
+    expect(s.stdout()).toContain(`files: ${join(cwd, ".tenantd", "files")}\n`);
     expect(s.stdout()).toContain("mode: development");
     // The banner tells a person about the new default app once; no log line repeats it.
     await s.waitFor(/developer create/);

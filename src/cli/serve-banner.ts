@@ -1,5 +1,7 @@
 import type { TenantBackend } from "../app.ts";
+import { join } from "node:path";
 import { docPageUrl } from "../http/landing.ts";
+import { postgresTarget } from "../db/moved.ts";
 
 const out = (s: string) => process.stdout.write(s + "\n");
 
@@ -17,6 +19,20 @@ function appsLine(apps: { name: string }[]): string {
   return `apps: ${apps.map((a) => a.name).join(", ")} — ids and keys: tenantd app list`;
 }
 
+/** Which store the server runs on: the SQLite file, or PostgreSQL's host, port and database (never the user or password). */
+function storeLine(config: TenantBackend["core"]["config"]): string {
+  if (!config.database) return `store: SQLite, ${config.databasePath}`;
+  return `store: PostgreSQL, ${postgresTarget(config.database.url)} (pool of ${config.database.pool.max} connections)`;
+}
+
+/** Where file blobs go: the folder, the S3 bucket and endpoint, or the host's own driver. */
+function filesLine(config: TenantBackend["core"]["config"]): string {
+  if (config.storage) return "files: the storage driver given in the config";
+  const choice = config.storageChoice;
+  if (choice.driver === "s3") return `files: S3 bucket ${choice.bucket} at ${choice.endpoint}`;
+  return `files: ${join(config.dataDir, "files")}`;
+}
+
 /** What `tenantd serve` prints once it answers: where, which mode, and what a newcomer does next. */
 export async function printBanner(backend: TenantBackend, url: string, opts: { file: string | undefined; dataDirFlag: string | undefined }): Promise<void> {
   const config = backend.core.config;
@@ -27,6 +43,8 @@ export async function printBanner(backend: TenantBackend, url: string, opts: { f
       : "mode: development (friendly defaults: mail outbox, development billing, links in logs). Use --production (or NODE_ENV=production) on a server.",
   );
   out(`data directory: ${config.dataDir}`);
+  out(storeLine(config));
+  out(filesLine(config));
   if (config.dashboard) out(`dashboard: ${config.publicUrl}${config.dashboard.path}/`);
   if (opts.file) out(`config file: ${opts.file}`);
   if (config.publicUrl !== url) out(`public URL (used in links): ${config.publicUrl}`);
