@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import SummaryReporter from "./test/summary-reporter.ts";
+import LongestFirst from "./test/_sequencer.ts";
 
 /**
  * One suite, two engines: every test file runs once on SQLite and once on PostgreSQL (the
@@ -57,6 +58,7 @@ const shared = {
 export default defineConfig({
   test: {
     reporters: ["default", new SummaryReporter()],
+    sequence: { sequencer: LongestFirst },
     // Test files mostly wait (HTTP, PostgreSQL, child processes, argon2 in libuv's pool):
     // more files at once than cores keeps a 2-core machine busy (vitest's default is cores - 1).
     maxWorkers: 3,

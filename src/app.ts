@@ -17,6 +17,7 @@ import { registerHealthRoutes } from "./http/health.ts";
 import { announceStart, mountPrefixCheck } from "./embed/startup.ts";
 import { fetchWithClient, type FetchClient } from "./embed/fetch.ts";
 import { keepTickShape } from "./http/tick-shape.ts";
+import { installMetrics, type MetricsEndpoint } from "./metrics/install.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -33,6 +34,8 @@ export interface TenantBackend extends H3 {
   fetch(request: ServerRequest, client?: FetchClient): Response | Promise<Response>;
   /** Where the server is in its life (starting, serving, draining, stopped). */
   lifecycle: Lifecycle;
+  /** Where `GET /metrics` is served; undefined when metrics are off (docs/deployment.md#metrics). */
+  metrics: MetricsEndpoint | undefined;
   /**
    * Stops gracefully: new requests get 503 + `connection: close`, requests in flight finish
    * (up to `drainTimeoutMs`), webhook deliveries in flight and queued mail finish, then
@@ -63,6 +66,8 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     // The app-level hook catches what h3 rejects before any middleware (a malformed
     // percent-encoded path); the middleware covers the rest, also when a host mounts us.
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
+    // Before tenantd's own middleware, so a request's time includes all of it.
+    const metrics = await installMetrics(h3, core, lifecycle);
     h3.use(defineRequestMiddleware(core, lifecycle));
     h3.use(mountPrefixCheck(core));
     const { router, finish } = createRouter(h3);
@@ -84,7 +89,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
         await core.close();
         lifecycle.stopped();
       })());
-    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, lifecycle, close, fetch: fetchWithClient(h3, core) });
+    return Object.assign(h3, { admin: createAdminApi(core), core, defaultApp, lifecycle, metrics, close, fetch: fetchWithClient(h3, core) });
   } catch (e) {
     await core.close();
     throw e;

@@ -66,6 +66,12 @@ export interface TenantBackendConfig {
   accessLog?: boolean;
   /** How long `close()` (and a stop signal) waits for requests in flight, in ms. Default 10000. */
   drainTimeoutMs?: number;
+  /**
+   * Prometheus metrics at `GET /metrics` (docs/deployment.md#metrics). Off by default; on with
+   * `true`, or when `token` or `port` is set: `token` guards it on the main port, `port` (and
+   * `host`, default 127.0.0.1) serves it on a listener of its own.
+   */
+  metrics?: boolean | { token?: string; port?: number; host?: string };
   /** `tenantd serve` only: port to listen on. */
   port?: number;
   /** `tenantd serve` only: interface to listen on. */
@@ -137,6 +143,8 @@ export interface ResolvedConfig {
   log: Logger;
   accessLog: boolean;
   drainTimeoutMs: number;
+  /** Off, or where `GET /metrics` is served and what it asks for. */
+  metrics: false | { token: string | undefined; listen: { port: number; host: string } | undefined };
 }
 
 /**
@@ -191,6 +199,10 @@ export const OPTIONS: OptionRow[] = [
   { path: "logger", kind: [...LOG_LEVELS], env: "TENANTD_LOG_LEVEL", flag: "log-level", default: "info", doc: "Level of the built-in logger. In code, a `{ debug?, info, warn, error }` object instead (redaction still applies)." },
   { path: "logFormat", kind: ["pretty", "json"], env: "TENANTD_LOG_FORMAT", flag: "log-format", default: "pretty", doc: "`json`: one JSON object per line (time, level, msg, fields) for log collectors." },
   { path: "accessLog", kind: "boolean", env: "TENANTD_ACCESS_LOG", flag: "access-log", default: "true", doc: "One info line per request: method, route pattern, status, ms, app id, request id." },
+  { path: "metrics", kind: "switch", env: "TENANTD_METRICS", default: "off (on when metrics.token or metrics.port is set)", doc: "Prometheus metrics at `GET /metrics`: requests by route pattern and status, latency, event-loop lag, database, webhook and email queues. Needs `metrics.token` or `metrics.port`. See deployment.md." },
+  { path: "metrics.token", kind: "string", env: "TENANTD_METRICS_TOKEN", secret: true, default: "none", doc: "Bearer token the scraper sends (`authorization: Bearer …`; a long random value, e.g. `openssl rand -hex 32`); `/metrics` is then served on the main port. No flag: keep it out of argv." },
+  { path: "metrics.port", kind: "port", env: "TENANTD_METRICS_PORT", flag: "metrics-port", default: "none", doc: "Serve `/metrics` on a listener of its own on this port (0 picks a free one), not on the main port." },
+  { path: "metrics.host", kind: "string", env: "TENANTD_METRICS_HOST", flag: "metrics-host", default: "127.0.0.1", doc: "Interface of the metrics listener (`0.0.0.0` when the scraper runs in another container or machine)." },
   { path: "drainTimeoutMs", kind: "count", env: "TENANTD_DRAIN_TIMEOUT_MS", flag: "drain-timeout-ms", default: "10000", doc: "On SIGTERM/SIGINT or `close()`: how long requests in flight may take before the server stops anyway." },
 ];
 
@@ -309,5 +321,20 @@ export function resolveLayers(layers: Layer[], env: NodeJS.ProcessEnv): Resolved
     log: logger ? safeLogger(logger) : createConsoleLogger(level, format),
     accessLog: bool("accessLog") ?? true,
     drainTimeoutMs: num("drainTimeoutMs", 10_000),
+    metrics: resolveMetrics(get, (p) => describeSource(sourceOf(p))),
   };
+}
+
+/** On when asked for, or when a token or port is given; never on the main port without a token. */
+function resolveMetrics(get: (path: string) => unknown, from: (path: string) => string): ResolvedConfig["metrics"] {
+  const token = get("metrics.token") as string | undefined;
+  const port = get("metrics.port") as number | undefined;
+  const on = get("metrics") as boolean | undefined;
+  if (on === false || (on === undefined && token === undefined && port === undefined)) return false;
+  if (token === undefined && port === undefined) {
+    throw new ConfigError(
+      `tenantd config: metrics are on (${from("metrics")}) but would be public on the main port: set metrics.token (env TENANTD_METRICS_TOKEN) for a bearer token, or metrics.port (env TENANTD_METRICS_PORT) for a listener of their own. See docs/deployment.md.`,
+    );
+  }
+  return { token, listen: port === undefined ? undefined : { port, host: (get("metrics.host") as string | undefined) ?? "127.0.0.1" } };
 }

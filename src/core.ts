@@ -11,6 +11,7 @@ import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
 import type { Logger } from "./log.ts";
 import { installAreas } from "./area-install.ts";
 import { openStorage, withStorageCheck } from "./files/storage.ts";
+import type { MetricsSink } from "./metrics/sink.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -32,6 +33,8 @@ export interface Core {
   accessTokens: AccessTokens;
   storage: Storage;
   hooks: Hooks;
+  /** Set by a server with metrics on (src/metrics); undefined otherwise. */
+  metrics?: MetricsSink;
   /** Runs `fn` when the core closes (timers, transports). */
   onClose(fn: () => unknown): void;
   close(): Promise<void>;

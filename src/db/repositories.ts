@@ -213,6 +213,8 @@ export interface WebhooksRepository {
       total: number;
   }>;
   queuedCount(appId: string): Promise<number>;
+  /** Events waiting to be sent, over every app (the metrics' queue depth). */
+  queueDepth(): Promise<number>;
   /** One delivery of the app, with its sealed body (another app's id finds nothing). */
   findDelivery(appId: string, id: string): Promise<DeliveryRow | undefined>;
   /** Forgets bodies of events older than `bodiesBefore` and whole rows older than `rowsBefore`. */

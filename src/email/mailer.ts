@@ -10,6 +10,8 @@ export interface Mailer {
   queue(build: () => OutgoingEmail | Promise<OutgoingEmail>): void;
   /** Resolves when every queued message has been handed to the transport (or failed). */
   idle(): Promise<void>;
+  /** Messages queued and not yet handed to the transport. */
+  readonly pending: number;
 }
 
 const mailers = new WeakMap<Core, Mailer>();
@@ -25,7 +27,9 @@ function createMailer(core: Core): Mailer {
       to = message.to;
       transport ??= createEmailTransport(core);
       await (await transport).send(message);
+      core.metrics?.email("sent");
     } catch (e) {
+      core.metrics?.email("failed");
       core.log.warn("email not sent", { to, transport: core.config.email.transport, error: e instanceof Error ? e.message : String(e) });
     }
   };
@@ -42,6 +46,9 @@ function createMailer(core: Core): Mailer {
     async idle() {
       while (pending.size > 0) await Promise.all(pending);
     },
+    get pending() {
+      return pending.size;
+    },
   };
   core.onClose(async () => {
     await mailer.idle();
@@ -49,6 +56,9 @@ function createMailer(core: Core): Mailer {
   });
   return mailer;
 }
+
+/** Messages the core's mailer holds now (0 before its first). */
+export const queuedMail = (core: Core): number => mailers.get(core)?.pending ?? 0;
 
 /** The core's mailer, created on first use (so a CLI command that sends none opens no SMTP connection). */
 export function mailerFor(core: Core): Mailer {

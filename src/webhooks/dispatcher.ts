@@ -63,6 +63,7 @@ export function startDispatcher(core: Core): Dispatcher {
       outcome = { status: "failed", url: null, statusCode: null, error: "internal error while preparing the delivery", durationMs: null, finishedAt: core.clock(), bodySealed: null };
     }
     await core.db.webhooks.finish(e.id, outcome);
+    core.metrics?.webhookDelivery(outcome.status);
     if (outcome.status !== "delivered") {
       core.log.warn("webhook delivery failed", { event: e.event, appId: e.appId, outcome: outcome.status, statusCode: outcome.statusCode, reason: outcome.error });
     }

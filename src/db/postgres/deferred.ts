@@ -1,5 +1,5 @@
 /** The synchronous step members of the interface: they are called inside a running transaction, never before start. */
-const SYNC_MEMBERS = new Set(["useInTransaction", "joinInTransaction", "linkStep"]);
+export const SYNC_MEMBERS = new Set(["useInTransaction", "joinInTransaction", "linkStep"]);
 
 /**
  * Repositories whose async methods wait for `ready` (the migrations) on their first calls,

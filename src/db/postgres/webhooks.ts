@@ -77,5 +77,9 @@ export function createPgWebhooksRepo(sql: PgSql): WebhooksRepository {
       const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM webhook_events WHERE app_id = ${appId}`;
       return c!.n;
     },
+    async queueDepth() {
+      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM webhook_events`;
+      return c!.n;
+    },
   };
 }

@@ -90,6 +90,7 @@ export function createWebhooksRepo(db: SqliteDb) {
     ),
     count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ?"),
     queued: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_events WHERE app_id = ?"),
+    depth: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM webhook_events"),
   };
 
   const setUrlTx = db.transaction((appId: string, url: string, sealedIfNew: string, now: number) => {
@@ -155,6 +156,9 @@ export function createWebhooksRepo(db: SqliteDb) {
     },
     async queuedCount(appId: string): Promise<number> {
       return q.queued.get(appId)!.n;
+    },
+    async queueDepth(): Promise<number> {
+      return q.depth.get()!.n;
     },
   };
 }
