@@ -25,10 +25,19 @@ export async function storageQuota(core: Core, app: AppRow, tenantId: string): P
  * cap by a few; it bounds what one tenant can store, it is not a billing meter.
  */
 export async function requireRecordQuota(core: Core, app: AppRow, tenantId: string): Promise<void> {
-  const entitlements = await effectiveEntitlements(core, app, tenantId);
-  const cap = capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records);
-  if (cap === null) return;
-  if ((await core.db.stats.tenantRecords(app.id, tenantId)) >= cap) {
+  const cap = await recordCap(core, app, tenantId);
+  if (cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap) {
     throw fail("limit_reached", `You have ${cap} records, the most your plan allows. Delete records or upgrade the plan.`);
   }
+}
+
+/** Whether the tenant holds as many records as its cap allows (a create would be refused). */
+export async function recordQuotaReached(core: Core, app: AppRow, tenantId: string): Promise<boolean> {
+  const cap = await recordCap(core, app, tenantId);
+  return cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap;
+}
+
+async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
+  const entitlements = await effectiveEntitlements(core, app, tenantId);
+  return capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records);
 }

@@ -72,12 +72,26 @@ export async function createApp(core: Core, input: { name: string; ownerId?: str
   return app;
 }
 
+/**
+ * A merge patch deletes the keys it sets to null, but a quota set to null means "no cap"
+ * (docs/data.md): deleted, the default cap would come back. Those nulls are kept.
+ */
+function keepNoCap(merged: JsonObject, patch: JsonObject): JsonObject {
+  const quotas = patch.quotas;
+  if (!quotas || typeof quotas !== "object" || Array.isArray(quotas)) return merged;
+  const nulls = Object.entries(quotas).filter(([, value]) => value === null);
+  if (nulls.length === 0) return merged;
+  const kept = { ...((merged.quotas as JsonObject | undefined) ?? {}) };
+  for (const [key] of nulls) kept[key] = null;
+  return { ...merged, quotas: kept };
+}
+
 /** Applies a JSON merge patch to the app's name and settings; the result is validated whole. */
 export async function updateApp(core: Core, app: AppRow, patch: { name?: string; settings?: JsonObject }): Promise<AppRow> {
   // Settings are a few levels deep; refusing deeper input first keeps the merge's walk bounded.
   if (patch.settings && nestsDeeperThan(patch.settings, 16)) throw fail("invalid_request", "settings: nested too deeply (at most 16 levels).");
   if (patch.settings) refuseSealedInput(core, dropRedactedSecrets(patch.settings));
-  const merged = patch.settings ? mergePatch(app.settings, dropRedactedSecrets(patch.settings)) : app.settings;
+  const merged = patch.settings ? keepNoCap(mergePatch(app.settings, dropRedactedSecrets(patch.settings)) as JsonObject, patch.settings) : app.settings;
   const settings = sealSettings(validateSettings(merged) as JsonObject, core.secrets, app.id) as AppSettings;
   const name = patch.name === undefined ? app.name : v.parse(AppNameSchema, patch.name);
   if (name !== app.name) await refuseTakenName(core, name, app.ownerId, app.id);
