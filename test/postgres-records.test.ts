@@ -231,8 +231,8 @@ describe("records on PostgreSQL", () => {
     const page = await pg.db.records.list(s, parseFilter('{"blob":{"$gt":""}}'), parseSort(undefined), { limit: 10, offset: 0, maxBytes: 1500, maxRecordBytes: 1024 * 1024 }, LIST_NOW);
     expect(page.records.map((x) => x.id)).toEqual(["big-2"]);
     expect(page.total).toBe(2);
-    expect(await pg.db.records.createShareLink(s, "big-1", { id: "sh1", createdAt: T0, expiresAt: null }, "th1")).toBe(true);
-    expect(await pg.db.records.createShareLink(scope("ten1"), "big-1", { id: "sh2", createdAt: T0, expiresAt: null }, "th2")).toBe(false);
+    expect(await pg.db.records.createShareLink(s, "big-1", { id: "sh1", createdAt: T0, expiresAt: null }, "th1", 100)).toBe(true);
+    expect(await pg.db.records.createShareLink(scope("ten1"), "big-1", { id: "sh2", createdAt: T0, expiresAt: null }, "th2", 100)).toBe(false);
     expect((await pg.db.records.findShared("th1"))?.record.id).toBe("big-1");
     expect(await pg.db.records.revokeShareLinks(s, "big-1")).toBe(1);
     expect(await pg.db.records.findShared("th1")).toBeUndefined();

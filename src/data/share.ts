@@ -7,6 +7,8 @@ import { recordScope, toPublicRecord, type PublicRecord } from "./records.ts";
 
 /** The longest a share link may live when it expires at all: 365 days. */
 export const MAX_SHARE_SECONDS = 365 * 24 * 60 * 60;
+/** Share links a record may have at once (expired ones do not count): each is a row, and a tenant could otherwise add them without end. */
+export const MAX_SHARE_LINKS = 100;
 
 export interface PublicShareToken {
   id: string;
@@ -21,8 +23,13 @@ export async function createShareLink(core: Core, auth: TenantAuth, collection: 
   const now = core.clock();
   const token = newToken("shr");
   const link = { id: newId("share"), createdAt: now, expiresAt: expiresInSeconds === undefined ? null : now + expiresInSeconds * 1000 };
-  if (!(await core.db.records.createShareLink(scope, recordId, link, hashToken(token)))) {
-    throw fail("not_found", `No record ${recordId.slice(0, 80)} in collection ${collection}.`);
+  const made = await core.db.records.createShareLink(scope, recordId, link, hashToken(token), MAX_SHARE_LINKS);
+  if (!made) throw fail("not_found", `No record ${recordId.slice(0, 80)} in collection ${collection}.`);
+  if (made === "full") {
+    throw fail(
+      "limit_reached",
+      `Record ${recordId.slice(0, 80)} already has ${MAX_SHARE_LINKS} share links, the most a record may have: revoke them (DELETE /api/v1/data/${collection}/${recordId.slice(0, 80)}/share) or let some expire, then create a new one.`,
+    );
   }
   return { id: link.id, token, expiresAt: toIso(link.expiresAt), createdAt: toIso(now)! };
 }

@@ -339,7 +339,11 @@ export interface RecordsRepository {
       created: boolean;
   }>;
   remove(scope: RecordScope, id: string): Promise<boolean>;
-  createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string): Promise<boolean>;
+  /**
+   * Adds a share link unless the record already has `maxLinks` links that have not expired
+   * (expired ones are deleted first): false when the record is not in scope, "full" at the cap.
+   */
+  createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string, maxLinks: number): Promise<boolean | "full">;
   /** Deletes every share link of the record; undefined when the record is not in scope. */
   revokeShareLinks(scope: RecordScope, recordId: string): Promise<number | undefined>;
   findShared(tokenHash: string): Promise<{

@@ -190,9 +190,13 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     async remove(scope, id) {
       return (await sql`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
     },
-    createShareLink: (scope, recordId, link, tokenHash) =>
-      sql.begin(async (tx) => {
+    createShareLink: (scope, recordId, link, tokenHash, maxLinks) =>
+      sql.begin(async (tx): Promise<boolean | "full"> => {
+        // The record's row lock makes concurrent links of one record take turns at the cap.
         if (!(await byId(tx, scope, recordId, true))) return false;
+        await tx`DELETE FROM share_links WHERE record_id = ${recordId} AND expires_at IS NOT NULL AND expires_at <= ${link.createdAt}`;
+        const [c] = await tx<{ n: number }[]>`SELECT COUNT(*) AS n FROM share_links WHERE record_id = ${recordId}`;
+        if (c!.n >= maxLinks) return "full";
         await tx`INSERT INTO share_links (id, token_hash, record_id, created_at, expires_at) VALUES (${link.id}, ${tokenHash}, ${recordId}, ${link.createdAt}, ${link.expiresAt})`;
         return true;
       }),

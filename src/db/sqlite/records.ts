@@ -103,6 +103,8 @@ export function createRecordsRepo(db: SqliteDb) {
       "INSERT INTO share_links (id, token_hash, record_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
     ),
     shareRevoke: db.prepare<[string]>("DELETE FROM share_links WHERE record_id = ?"),
+    sharePurgeExpired: db.prepare<[string, number]>("DELETE FROM share_links WHERE record_id = ? AND expires_at IS NOT NULL AND expires_at <= ?"),
+    shareCount: db.prepare<[string], number>("SELECT COUNT(*) FROM share_links WHERE record_id = ?").pluck(),
     shareFind: db
       .prepare<[string], [...RawRecord, expiresAt: number | null]>(
         `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
@@ -255,8 +257,10 @@ export function createRecordsRepo(db: SqliteDb) {
     }
     return { records: read.records, total };
   });
-  const txShare = db.transaction((scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string) => {
+  const txShare = db.transaction((scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string, maxLinks: number): boolean | "full" => {
     if (!byId(scope, recordId)) return false;
+    q.sharePurgeExpired.run(recordId, link.createdAt);
+    if (q.shareCount.get(recordId)! >= maxLinks) return "full";
     q.shareInsert.run(link.id, tokenHash, recordId, link.createdAt, link.expiresAt);
     return true;
   });
@@ -339,8 +343,8 @@ export function createRecordsRepo(db: SqliteDb) {
       forgetTotals(scope);
       return q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
     },
-    async createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string): Promise<boolean> {
-      return txShare.immediate(scope, recordId, link, tokenHash);
+    async createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string, maxLinks: number): Promise<boolean | "full"> {
+      return txShare.immediate(scope, recordId, link, tokenHash, maxLinks);
     },
     /** Deletes every share link of the record; undefined when the record is not in scope. */
     async revokeShareLinks(scope: RecordScope, recordId: string): Promise<number | undefined> {
