@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { createAutoIndexes, AUTO_INDEX } from "../src/db/sqlite/record-auto-indexes.ts";
+import { createAutoIndexes, AUTO_INDEX, MAX_REFUSED_PER_APP } from "../src/db/sqlite/record-auto-indexes.ts";
 import { gateWrites, writeGate } from "../src/db/sqlite/write-gate.ts";
 import { openDatabase } from "../src/db/sqlite/connection.ts";
 import { fieldIndex } from "../src/db/sqlite/record-indexes.ts";
@@ -150,6 +150,20 @@ describe("automatic indexes", () => {
     small.consider({ ...scope, collection: "items" }, ["other"], b.t.clock());
     await small.settled();
     expect(small.list(b.t.app.id).find((i) => i.field === "other")).toMatchObject({ state: "refused", reason: expect.stringContaining("30 records") });
+  });
+
+  it("keeps its bookkeeping bounded per app: lists naming thousands of new fields queue nothing past the slots and remember at most MAX_REFUSED_PER_APP refusals (issue 39 item 3)", async () => {
+    const b = await dataBackend();
+    seed(b, "items", 30);
+    const autos = createAutoIndexes(b.t.backend.core.sqlite, { ...AUTO_INDEX, minRows: 10, maxPerApp: 2 });
+    const scope = { appId: b.t.app.id, tenantId: b.tenant.id, collection: "items" };
+    for (let i = 0; i < 40; i++) autos.consider(scope, Array.from({ length: 50 }, (_, j) => `f${i}_${j}`), b.t.clock());
+    await autos.settled();
+    const listed = autos.list(b.t.app.id);
+    expect(listed.filter((i) => i.state === "ready")).toHaveLength(2);
+    expect(listed.filter((i) => i.state === "pending")).toHaveLength(0);
+    expect(listed.filter((i) => i.state === "refused")).toHaveLength(MAX_REFUSED_PER_APP);
+    expect(listed).toHaveLength(2 + MAX_REFUSED_PER_APP);
   });
 
   it("drops the app's automatic indexes when the app is deleted", async () => {

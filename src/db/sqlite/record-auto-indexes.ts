@@ -58,6 +58,8 @@ const INSERT_ROW =
   "INSERT OR REPLACE INTO record_auto_indexes (name, app_id, collection, path, rows, build_ms, created_at, last_used_at) " +
   "VALUES (@name, @app_id, @collection, @path, @rows, @build_ms, @created_at, @last_used_at)";
 const key = (appId: string, collection: string) => `${appId}\u0000${collection}`;
+/** Refused fields remembered per app (the admin list shows them); past it, more are refused without an entry. */
+export const MAX_REFUSED_PER_APP = 64;
 
 /** The table `record_auto_indexes` is made by the SQLite migrations (schema/record-auto-indexes.ts). */
 export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_INDEX) {
@@ -102,6 +104,13 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
   }
   load();
 
+  /** A refusal, kept for the admin list while the app has fewer than MAX_REFUSED_PER_APP. */
+  function rememberRefusal(appId: string, jobKey: string, entry: { appId: string; collection: string; path: string; reason: string }) {
+    if (!refused.has(jobKey) && [...refused.values()].filter((r) => r.appId === appId).length >= MAX_REFUSED_PER_APP) return;
+    refused.set(jobKey, entry);
+  }
+  const queuedFor = (appId: string) => queue.filter((j) => j.appId === appId).length;
+
   const countFor = (appId: string) => [...built.entries()].filter(([k]) => k.startsWith(`${appId}\u0000`)).reduce((n, [, m]) => n + m.size, 0);
 
   function drop(entry: Row) {
@@ -117,7 +126,7 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
   async function build(job: { appId: string; collection: string; path: string; now: number }): Promise<void> {
     const jobKey = `${key(job.appId, job.collection)}\u0000${job.path}`;
     if (!db.open || paths.get(key(job.appId, job.collection))?.has(job.path)) return;
-    const refuse = (reason: string) => refused.set(jobKey, { appId: job.appId, collection: job.collection, path: job.path, reason });
+    const refuse = (reason: string) => rememberRefusal(job.appId, jobKey, { appId: job.appId, collection: job.collection, path: job.path, reason });
     if (countFor(job.appId) >= limits.maxPerApp) {
       refuse(`the app already has ${limits.maxPerApp} automatic indexes: declare the fields you filter on most (collections.${job.collection}.indexed)`);
       return;
@@ -199,6 +208,17 @@ export function createAutoIndexes(db: SqliteDb, limits: AutoIndexLimits = AUTO_I
         checkedAt.set(checkKey, now);
         tenantRows ??= q.tenantRows.get(scope.tenantId, scope.appId, scope.collection) ?? 0;
         if (tenantRows < limits.minRows) continue;
+        // Builds queued and built together stay within the app's slots: a list naming ever new
+        // fields neither grows the queue nor, past MAX_REFUSED_PER_APP, the refusals.
+        if (countFor(scope.appId) + queuedFor(scope.appId) >= limits.maxPerApp) {
+          rememberRefusal(scope.appId, jobKey, {
+            appId: scope.appId,
+            collection: scope.collection,
+            path,
+            reason: `the app already has ${limits.maxPerApp} automatic indexes: declare the fields you filter on most (collections.${scope.collection}.indexed)`,
+          });
+          continue;
+        }
         pending.add(jobKey);
         queue.push({ appId: scope.appId, collection: scope.collection, path, now });
       }
