@@ -126,7 +126,9 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     get: (scope, id) => byId(sql, scope, id),
     // One statement, so one snapshot, one round trip: the scope's version, the total (counted
     // only when the version differs from the one a kept total was counted at), and the page,
-    // cut at the byte budget in the database.
+    // cut at the byte budget in the database. The page's rows are numbered as the ordered,
+    // limited subquery yields them (row_number() OVER (), no second sort of its expressions);
+    // the differential test against SQLite (postgres-records.test.ts) checks the order.
     async list(original, conditions, sort, page, now) {
       const scope = withAuto(original, now);
       const fields = fieldsOf(conditions, sort);
@@ -152,7 +154,7 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
          SELECT s.version, s.deltas, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
-             SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER (ORDER BY ${order}) AS n
+             SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER () AS n
              FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql} ORDER BY ${order}
                    LIMIT ${p(page.limit, "bigint")} OFFSET ${p(page.offset, "bigint")}) r
            ) q
