@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CliError, promptSecret } from "./shared.ts";
+import { postgresTarget } from "../db/moved.ts";
 
 /** One end of `store copy` as named on the command line. */
 export type Side =
@@ -60,11 +61,7 @@ export function requireSourceDir(side: Side): void {
 }
 
 function samePostgres(a: string, b: string): boolean {
-  const norm = (s: string) => {
-    const u = new URL(s);
-    return `${u.hostname.toLowerCase()}:${u.port || "5432"}${decodeURIComponent(u.pathname) || "/"}`;
-  };
-  return norm(a) === norm(b);
+  return postgresTarget(a) === postgresTarget(b);
 }
 
 const real = (dir: string) => (existsSync(dir) ? realpathSync(dir) : dir);

@@ -14,7 +14,7 @@ interface Moved {
 /** Where a PostgreSQL URL points, as it may be printed. */
 export function postgresTarget(url: string): string {
   const u = new URL(url);
-  return `${u.hostname}:${u.port || "5432"}${decodeURIComponent(u.pathname) || "/"}`;
+  return `${u.hostname.toLowerCase()}:${u.port || "5432"}${decodeURIComponent(u.pathname) || "/"}`;
 }
 
 export function markMoved(dataDir: string, url: string, now: Date): string {

@@ -10,6 +10,7 @@ import { untilReady } from "./postgres/deferred.ts";
 import { requireNotMoved } from "./moved.ts";
 import { CHANGES_CHANNEL, createPgChanges } from "./postgres/changes.ts";
 import type { Repositories } from "./repositories.ts";
+import type { Logger } from "../log.ts";
 
 export interface DatabaseConfig {
   /** postgres://user:password@host:port/database */
@@ -36,7 +37,7 @@ function noSqlite(): SqliteDb {
   });
 }
 
-export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined; serverKey: Buffer }): Store {
+export function openStore(config: { databasePath: string; database: DatabaseConfig | undefined; serverKey: Buffer; log: Logger }): Store {
   if (!config.database) {
     requireNotMoved(config.databasePath);
     const sqlite = openDatabase(config.databasePath);
@@ -49,7 +50,7 @@ export function openStore(config: { databasePath: string; database: DatabaseConf
   }
   const sql = connectPostgres(config.database.url, { max: config.database.pool.max });
   // The change feed's triggers come with the migrations: listen once they are in place.
-  const changes = createPgChanges(config.database.url, (message) => console.warn(message));
+  const changes = createPgChanges(config.database.url, (message) => config.log.warn(message));
   const ready = migrate(sql)
     .then(() => claimServerKey(sql, config.serverKey))
     .then(() => changes.start((payload) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`));

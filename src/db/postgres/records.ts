@@ -33,7 +33,7 @@ const PREPARED_PERIOD_MS = 3600 * 1000;
  * second time is prepared and planned once per connection. Texts vary with filters, so the
  * set is bounded: past PREPARED_LISTS in a period, new texts run unprepared, as before.
  */
-export function createPreparedTexts(now: () => number = Date.now) {
+function createPreparedTexts(now: () => number = Date.now) {
   const seen = new Set<string>();
   const prepared = new Set<string>();
   let since = now();

@@ -10,7 +10,7 @@ import type { PgChanges } from "./changes.ts";
  * already dropped. Concurrent misses of one id share one read.
  */
 export function createPgRowCache<T>(changes: PgChanges, prefix: string, load: (id: string) => Promise<T | undefined>, maxEntries: number) {
-  const entries = new Map<string, { value: T | undefined; epoch: number }>();
+  const entries = new Map<string, { value: T; epoch: number }>();
   /** id → the read in flight, and whether its id was announced meanwhile */
   const reading = new Map<string, { promise: Promise<T | undefined>; stale: boolean }>();
 
