@@ -21,7 +21,6 @@ import { createPgClusterRepo } from "./cluster.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
-import { createScopeFolds } from "./record-scopes.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -32,14 +31,13 @@ export const PG_CACHE_SIZE = 50_000;
  * from memory between announced changes; without it, every call reads the database.
  */
 export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositories {
-  const folds = createScopeFolds(sql);
   const repos = {
     meta: createPgMetaRepo(sql),
     apps: createPgAppsRepo(sql, readSettings),
     developers: createPgDevelopersRepo(sql),
     tenants: createPgTenantsRepo(sql),
     sessions: createPgSessionsRepo(sql),
-    stats: createPgStatsRepo(sql, folds),
+    stats: createPgStatsRepo(sql),
     oauth: createPgOAuthRepo(sql),
     emailTokens: createPgEmailTokensRepo(sql),
     outbox: createPgOutboxRepo(sql),
@@ -48,7 +46,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     billing: createPgBillingRepo(sql),
     invites: createPgInvitesRepo(sql),
     family: createPgFamilyRepo(sql),
-    records: createPgRecordsRepo(sql, folds, changes),
+    records: createPgRecordsRepo(sql, changes),
     admin: createPgAdminRepo(sql),
     cluster: createPgClusterRepo(sql),
   } satisfies Repositories;

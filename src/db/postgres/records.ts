@@ -10,12 +10,11 @@ import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
 import { UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
-import { FOLD_DELTAS, type ScopeFolds } from "./record-scopes.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 
 /** A page row with its scope's version and the total; one row of NULLs when the page is empty. */
-type ListRow = { version: number; deltas: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
+type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
 
 type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
@@ -53,7 +52,7 @@ function createPreparedTexts(now: () => number = Date.now) {
   };
 }
 
-export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgChanges): RecordsRepository {
+export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
   const totals = createVersionedTotals();
   const preparedText = createPreparedTexts();
   const ddl = createIndexDdl(sql);
@@ -149,9 +148,9 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
       const order = orderSql(sort, pinnedField(scope, conditions, sort));
-      const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records, COUNT(*) AS deltas FROM record_scopes
+      const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
-         SELECT s.version, s.deltas, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
+         SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
              SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER () AS n
@@ -162,7 +161,6 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
          ORDER BY p.n`;
       const rows = await sql.unsafe<ListRow[]>(text, params as never[], { prepare: preparedText(text) });
       const first = rows[0]!;
-      if (first.deltas > FOLD_DELTAS) folds.fold(scope.appId, scope.tenantId);
       if (filterKey !== "" && kept?.version !== first.version) totals.set(scopeKey, filterKey, { version: first.version, total: first.total });
       const records: RecordRow[] = [];
       for (const r of rows) if (r.id !== null) records.push({ seq: r.seq, id: r.id, data: r.data, createdAt: r.createdAt, updatedAt: r.updatedAt });
@@ -231,11 +229,7 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     },
     dropAutoIndexes: (appId) => autos.dropApp(appId),
     autoIndexes: (appId) => autos.list(appId),
-    // Closing waits for the folds in flight too.
-    autoIndexesSettled: async () => {
-      await autos.settled();
-      await folds.settled();
-    },
+    autoIndexesSettled: () => autos.settled(),
     async explainList(scope, conditions, sort) {
       const w = whereSql(scope, conditions, new Params());
       const n = w.params.length;
