@@ -26,10 +26,12 @@ export async function storageQuota(core: Core, app: AppRow, tenantId: string): P
  */
 export async function requireRecordQuota(core: Core, app: AppRow, tenantId: string): Promise<void> {
   const cap = await recordCap(core, app, tenantId);
-  if (cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap) {
-    throw fail("limit_reached", `You have ${cap} records, the most your plan allows. Delete records or upgrade the plan.`);
-  }
+  if (cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap) throw recordLimitReached(cap);
 }
+
+/** The error of a create past the tenant's record cap. */
+export const recordLimitReached = (cap: number) =>
+  fail("limit_reached", `You have ${cap} records, the most your plan allows. Delete records or upgrade the plan.`);
 
 /** Whether the tenant holds as many records as its cap allows (a create would be refused). */
 export async function recordQuotaReached(core: Core, app: AppRow, tenantId: string): Promise<boolean> {
@@ -37,7 +39,8 @@ export async function recordQuotaReached(core: Core, app: AppRow, tenantId: stri
   return cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap;
 }
 
-async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
+/** The tenant's cap on records: its plan's `records`, else `settings.quotas.records`; null is none. */
+export async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
   const entitlements = await effectiveEntitlements(core, app, tenantId);
   return capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records);
 }

@@ -318,8 +318,11 @@ export interface RecordsRepository {
       records: RecordRow[];
       total: number;
   }>;
-  /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
-  insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow>;
+  /**
+   * Inserts after checking unique fields in the same write transaction (throws UniqueConflict),
+   * unless the tenant already holds `cap` records across its collections (throws QuotaReached).
+   */
+  insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow>;
   /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
   update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined>;
   /**

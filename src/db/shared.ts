@@ -15,6 +15,13 @@ export const FRESHNESS_MS = 100;
 export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 
 /** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
+/** The tenant holds as many records as `cap` allows: the insert was not made. */
+export class QuotaReached extends Error {
+  constructor(readonly cap: number) {
+    super(`record quota of ${cap} reached`);
+  }
+}
+
 export class UniqueConflict extends Error {
   constructor(readonly field: string) {
     super(`unique field ${field} taken`);

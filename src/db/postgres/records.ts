@@ -8,7 +8,7 @@ import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts"
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { UniqueConflict, valueAtPath } from "../shared.ts";
+import { QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
@@ -96,12 +96,23 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     }
   }
 
-  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+  /**
+   * The quota is checked by the INSERT itself (it inserts nothing past the cap): with no
+   * unique field to check first, a create is one round trip.
+   */
+  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
     await assertUnique(tx, scope, data, unique, -1);
     const text = JSON.stringify(data);
-    const [r] = await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
-      VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`;
-    return { seq: r!.seq, id, data: text, createdAt: now, updatedAt: now };
+    const [r] =
+      cap === null
+        ? await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+            VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`
+        : await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+            SELECT ${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}::bigint, ${now}::bigint
+            WHERE (SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}) < ${cap}
+            RETURNING seq`;
+    if (!r) throw new QuotaReached(cap!);
+    return { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
   async function updateRow(tx: PgTx, scope: RecordScope, row: RecordRow, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, unique: readonly string[]) {
@@ -168,10 +179,10 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     },
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
-    insert: (scope, id, data, now, unique) =>
+    insert: (scope, id, data, now, unique, cap) =>
       unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
-        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique))
-        : insertRow(sql, scope, id, data, now, []),
+        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap))
+        : insertRow(sql, scope, id, data, now, [], cap),
     update: (scope, id, transform, now, unique) =>
       sql.begin(async (tx) => {
         const row = await byId(tx, scope, id, true);
@@ -185,7 +196,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
         const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
         const [existing] = await run<RecordRow>(tx, `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1 FOR UPDATE`, w.params);
         if (existing) return { row: await updateRow(tx, scope, existing, transform, now, unique), created: false };
-        return { row: await insertRow(tx, scope, newId, data, now, unique), created: true };
+        return { row: await insertRow(tx, scope, newId, data, now, unique, null), created: true };
       }),
     async remove(scope, id) {
       return (await sql`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;

@@ -6,7 +6,8 @@ import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, Aut
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { UniqueConflict, valueAtPath } from "../shared.ts";
+import { QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { recordCounts } from "./record-counts.ts";
 
 export type { RecordScope } from "../types.ts";
 
@@ -64,6 +65,7 @@ const withTenant = (args: unknown[], tenantId: string) => {
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
 
 export function createRecordsRepo(db: SqliteDb) {
+  const counts = recordCounts(db);
   const totals = createTotalsCache();
   const autos = createAutoIndexes(db);
   const forgetTotals = (scope: RecordScope) => totals.forget(totals.scopeKey(scope.appId, scope.tenantId, scope.collection));
@@ -309,8 +311,9 @@ export function createRecordsRepo(db: SqliteDb) {
       autos.sweep(now);
       return result;
     },
-    /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
-    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+    /** Inserts after checking the quota and unique fields, in the same synchronous step (throws QuotaReached, UniqueConflict). */
+    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
+      if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
       forgetTotals(scope);
       // With no unique field to check first, the INSERT is the whole write: one statement needs no transaction.
       return unique.length === 0 ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
