@@ -184,7 +184,7 @@ describe("records on PostgreSQL", () => {
     // Another tenant's value is invisible.
     await expect(pg.db.records.insert(scope("ten1"), "u-other", { email: "same@x.io" }, T0, ["email"], null)).resolves.toMatchObject({ id: "u-other" });
     const ups = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => pg.db.records.upsert(s, { field: "sku", value: "A-1" }, `up-${i}`, { sku: "A-1", n: i }, (d) => ({ ...d, hits: Number(d.hits ?? 0) + 1 }), T0, ["sku"])),
+      Array.from({ length: 12 }, (_, i) => pg.db.records.upsert(s, { field: "sku", value: "A-1" }, `up-${i}`, { sku: "A-1", n: i }, (d) => ({ ...d, hits: Number(d.hits ?? 0) + 1 }), T0, ["sku"], null)),
     );
     expect(ups.filter((u) => u.created)).toHaveLength(1);
     const all = await pg.db.records.list(s, parseFilter(JSON.stringify({ sku: "A-1" })), parseSort(undefined), { limit: 100, offset: 0, maxBytes: 1e7, maxRecordBytes: 1024 * 1024 }, LIST_NOW);

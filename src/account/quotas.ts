@@ -20,24 +20,12 @@ export async function storageQuota(core: Core, app: AppRow, tenantId: string): P
 }
 
 /**
- * Refuses a new record past the tenant's cap: its plan's `records`, else
- * `settings.quotas.records`. Checked before each create, so concurrent creates may pass the
- * cap by a few; it bounds what one tenant can store, it is not a billing meter.
+ * The error of a create past the tenant's record cap. The store checks the count in the
+ * insert itself (QuotaReached); concurrent creates may pass the cap by a few: it bounds what
+ * one tenant can store, it is not a billing meter.
  */
-export async function requireRecordQuota(core: Core, app: AppRow, tenantId: string): Promise<void> {
-  const cap = await recordCap(core, app, tenantId);
-  if (cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap) throw recordLimitReached(cap);
-}
-
-/** The error of a create past the tenant's record cap. */
 export const recordLimitReached = (cap: number) =>
   fail("limit_reached", `You have ${cap} records, the most your plan allows. Delete records or upgrade the plan.`);
-
-/** Whether the tenant holds as many records as its cap allows (a create would be refused). */
-export async function recordQuotaReached(core: Core, app: AppRow, tenantId: string): Promise<boolean> {
-  const cap = await recordCap(core, app, tenantId);
-  return cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap;
-}
 
 /** The tenant's cap on records: its plan's `records`, else `settings.quotas.records`; null is none. */
 export async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {

@@ -9,7 +9,7 @@ import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
 import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
-import { recordCap, recordLimitReached, recordQuotaReached, requireRecordQuota } from "../account/quotas.ts";
+import { recordCap, recordLimitReached } from "../account/quotas.ts";
 import { QuotaReached, UniqueConflict, valueAtPath } from "../db/shared.ts";
 
 export const RECORD_LIMITS = {
@@ -278,14 +278,10 @@ export async function upsertRecord(core: Core, auth: TenantAuth, collection: str
   }
   const value = valueAtPath(checked, field) as Json | undefined;
   if (value === undefined || value === null) throw fail("invalid_request", `data.${field} is required: upsert matches records on the unique field ${field}.`);
-  // An upsert that would create counts against the record quota like a create; one that
-  // updates does not. The lookup is only paid by a tenant at its cap.
-  if (await recordQuotaReached(core, auth.app, auth.tenantId)) {
-    const existing = await core.db.records.list(scope, [{ target: { kind: "field", path: field }, op: "$eq", value }], [], { limit: 1, offset: 0, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes }, core.clock());
-    if (existing.total === 0) await requireRecordQuota(core, auth.app, auth.tenantId);
-  }
+  // An upsert that creates counts against the record quota like a create; one that updates does not.
+  const cap = await recordCap(core, auth.app, auth.tenantId);
   const result = await mapConflict(collection, () =>
-    core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique),
+    core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique, cap),
   );
   return result;
 }

@@ -333,11 +333,11 @@ export interface RecordsRepository {
    * merges one level only).
    */
   patch?(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number): Promise<RecordRow | undefined>;
-  /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
+  /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data` unless the tenant holds `cap` records (throws QuotaReached). */
   upsert(scope: RecordScope, key: {
       field: string;
       value: Json;
-  }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]): Promise<{
+  }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[], cap: number | null): Promise<{
       row: RecordRow;
       created: boolean;
   }>;

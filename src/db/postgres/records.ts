@@ -20,6 +20,9 @@ type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
 
+/** Optimistic attempts of an update before it takes the row's lock instead. */
+const OPTIMISTIC_ATTEMPTS = 3;
+
 /** List texts prepared per period, and texts remembered as seen once. */
 const PREPARED_LISTS = 500;
 const SEEN_LISTS = 5_000;
@@ -88,13 +91,19 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     for (const field of unique) {
       const value = valueAtPath(data, field);
       if (value === undefined || value === null) continue;
-      const key = JSON.stringify([scope.appId, scope.tenantId, scope.collection, field, value]);
-      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+      // The lock and the check are sent together; PostgreSQL runs the check (with its own
+      // snapshot) once the lock is held.
+      const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, field, value as Json)}, 0))`;
       const w = whereSql(scope, [{ target: { kind: "field", path: field }, op: "$eq", value }]);
-      const found = await run(tx, `SELECT 1 FROM records WHERE ${w.sql} AND seq <> $${w.params.length + 1}::bigint LIMIT 1`, [...w.params, exceptSeq]);
-      if (found.length > 0) throw new UniqueConflict(field);
+      const text = `SELECT 1 FROM records WHERE ${w.sql} AND seq <> $${w.params.length + 1}::bigint LIMIT 1`;
+      const found = tx.unsafe(text, [...w.params, exceptSeq] as never[], { prepare: preparedText(text) });
+      await locked;
+      if ((await found).length > 0) throw new UniqueConflict(field);
     }
   }
+
+  /** The advisory lock's name for writers of one value of a unique field in a scope. */
+  const uniqueKey = (scope: RecordScope, field: string, value: Json) => JSON.stringify([scope.appId, scope.tenantId, scope.collection, field, value]);
 
   /**
    * The quota is checked by the INSERT itself (it inserts nothing past the cap): with no
@@ -183,20 +192,39 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
         ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap))
         : insertRow(sql, scope, id, data, now, [], cap),
-    update: (scope, id, transform, now, unique) =>
-      sql.begin(async (tx) => {
+    async update(scope, id, transform, now, unique) {
+      // Without unique fields, two autocommitted statements instead of BEGIN, a locking read,
+      // the write and COMMIT: the write only lands on the row version that was read (xmin),
+      // and a concurrent write in between makes it read again.
+      for (let attempt = 0; unique.length === 0 && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+        const [row] = await sql<(RecordRow & { version: string })[]>`SELECT seq, id, data, created_at, updated_at, xmin::text AS version FROM records
+          WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
+        if (!row) return undefined;
+        const text = JSON.stringify(transform(JSON.parse(row.data) as Record<string, unknown>));
+        const written = await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
+        if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
+      }
+      return sql.begin(async (tx) => {
         const row = await byId(tx, scope, id, true);
         return row && updateRow(tx, scope, row, transform, now, unique);
-      }),
-    upsert: (scope, key, newId, data, transform, now, unique) =>
+      });
+    },
+    upsert: (scope, key, newId, data, transform, now, unique, cap) =>
       sql.begin(async (tx) => {
         // The key value's lock first: two upserts of one key take turns, the second updates.
-        const lockKey = JSON.stringify([scope.appId, scope.tenantId, scope.collection, key.field, key.value as Json]);
-        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
+        // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
+        const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
         const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-        const [existing] = await run<RecordRow>(tx, `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1 FOR UPDATE`, w.params);
-        if (existing) return { row: await updateRow(tx, scope, existing, transform, now, unique), created: false };
-        return { row: await insertRow(tx, scope, newId, data, now, unique, null), created: true };
+        const text = `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2 FOR UPDATE`;
+        const found = tx.unsafe<RecordRow[]>(text, w.params as never[], { prepare: preparedText(text) });
+        await locked;
+        const [existing, duplicate] = await found;
+        // The lookup already answers the unique check of a scalar key (as on SQLite): no record
+        // holds the value, or exactly one does. Only the other unique fields need their own query.
+        const settled = !duplicate && (key.value === null || typeof key.value !== "object");
+        const others = settled ? unique.filter((f) => f !== key.field) : unique;
+        if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others), created: false };
+        return { row: await insertRow(tx, scope, newId, data, now, others, cap), created: true };
       }),
     async remove(scope, id) {
       return (await sql`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;

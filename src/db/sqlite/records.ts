@@ -149,7 +149,7 @@ export function createRecordsRepo(db: SqliteDb) {
     return row && updateRow(scope, row, transform, now, unique);
   });
   const txUpsert = db.transaction(
-    (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) => {
+    (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[], cap: number | null) => {
       const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
       const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`, true).all(...w.params) as RawRecord[];
       // The lookup already answers the unique check of a scalar key: no record holds the value,
@@ -158,6 +158,7 @@ export function createRecordsRepo(db: SqliteDb) {
       const settled = !duplicate && (key.value === null || typeof key.value !== "object");
       const others = settled ? unique.filter((f) => f !== key.field) : unique;
       if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+      if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
       return { row: insertRow(scope, newId, data, now, others), created: true };
     },
   );
@@ -338,9 +339,10 @@ export function createRecordsRepo(db: SqliteDb) {
       transform: DataTransform,
       now: number,
       unique: readonly string[],
+      cap: number | null,
     ): Promise<{ row: RecordRow; created: boolean }> {
       forgetTotals(scope);
-      return txUpsert.immediate(withAuto(scope), key, newId, data, transform, now, unique);
+      return txUpsert.immediate(withAuto(scope), key, newId, data, transform, now, unique, cap);
     },
     async remove(scope: RecordScope, id: string): Promise<boolean> {
       forgetTotals(scope);
