@@ -2,6 +2,9 @@ import { describe, expect, test } from "vitest";
 import postgres from "postgres";
 import { afterThisTest, expectError, signupTenant, startBackend, tempDir, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { createTestDatabase } from "./_postgres.ts";
+import { openPostgres } from "../src/db/postgres/connection.ts";
+import { createPgRepositories } from "../src/db/postgres/index.ts";
+import type { PgChanges } from "../src/db/postgres/changes.ts";
 
 /**
  * What a PostgreSQL node keeps in memory (list totals, session states, tenants, entitlements)
@@ -115,6 +118,29 @@ describe("sessions and tenants kept in memory on PostgreSQL", () => {
       expect((await A.request("POST", "/api/v1/auth/logout", { bearer: who.bearer, body: {} })).status).toBe(204);
       expectError(await A.request("GET", "/api/v1/auth/me", { bearer: who.bearer }), 401, "session_ended");
     }
+  });
+
+  test("a session whose expiry moved later unannounced (a refresh) is read again, not refused, once its kept expiry passes", async () => {
+    const database = await createTestDatabase();
+    const db = await openPostgres(database.url, { max: 2 });
+    afterThisTest(async () => {
+      await db.end({ timeout: 5 });
+      await database.drop();
+    });
+    // A feed that is live and announces nothing on its own: only what the repositories announce.
+    const handlers: ((p: string) => void)[] = [];
+    const feed: PgChanges = { live: true, epoch: 1, on: (h) => void handlers.push(h), announce: (p) => handlers.forEach((h) => h(p)), start: async () => {}, close: async () => {} };
+    const repos = createPgRepositories(db, feed);
+    const now = Date.now();
+    await db`INSERT INTO apps (id, name, publishable_key, settings, created_at, updated_at) VALUES ('app1', 'A', 'pk1', '{}', ${now}, ${now})`;
+    await db`INSERT INTO tenants (id, app_id, email, locale, created_at) VALUES ('t1', 'app1', 'a@x.io', 'en', ${now})`;
+    await db`INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES ('s1', 't1', 'app1', ${now}, ${now + 1000})`;
+    expect((await repos.sessions.state("s1", now))?.expiresAt).toBe(now + 1000);
+    await db`UPDATE sessions SET expires_at = ${now + 90_000} WHERE id = 's1'`;
+    // Kept and still valid: answered from memory.
+    expect((await repos.sessions.state("s1", now + 500))?.expiresAt).toBe(now + 1000);
+    // Looks expired in memory: read again, and alive.
+    expect((await repos.sessions.state("s1", now + 2000))?.expiresAt).toBe(now + 90_000);
   });
 
   test("a tenant's change made elsewhere shows in `me` within a second", async () => {

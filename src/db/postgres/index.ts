@@ -70,7 +70,9 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
     sessions: announcing(
       {
         ...repos.sessions,
-        state: (id: string) => sessions.get(id),
+        // A session's expiry only moves later (a refresh), which is not announced: a kept
+        // state that looks expired is read again before anyone is refused.
+        state: (id: string, now?: number) => sessions.get(id, (s) => s.expiresAt > (now ?? Date.now())),
       },
       changes,
       {

@@ -37,6 +37,20 @@ ${scopesTrigger("removed", "FROM removed r WHERE EXISTS (SELECT 1 FROM tenants t
 -- Records never move between scopes: the bytes change by the difference, and the version moves.
 ${scopesTrigger("changed", "FROM after_rows n JOIN before_rows o ON o.seq = n.seq GROUP BY n.tenant_id, n.app_id, n.collection",
   "n.tenant_id, n.app_id, n.collection, 0, SUM(octet_length(n.data) - octet_length(o.data))")}
+
+-- A refresh moves a session's expiry later on every use: not worth telling every node. Nodes
+-- read a kept session again when it looks expired (index.ts), so only an earlier expiry and
+-- the other changes are announced.
+CREATE OR REPLACE FUNCTION tenantd_session_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM pg_notify('tenantd_changes', 's:' || OLD.id);
+  ELSIF NEW.ended_at IS DISTINCT FROM OLD.ended_at OR NEW.expires_at < OLD.expires_at
+     OR NEW.tenant_id IS DISTINCT FROM OLD.tenant_id OR NEW.app_id IS DISTINCT FROM OLD.app_id THEN
+    PERFORM pg_notify('tenantd_changes', 's:' || OLD.id);
+  END IF;
+  RETURN NULL;
+END $$;
 `;
 
 /**
