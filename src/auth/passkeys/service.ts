@@ -50,7 +50,8 @@ export async function registrationOptions(core: Core, app: AppRow, tenant: Tenan
     rpID: rp.id,
     userID: Buffer.from(tenant.id),
     userName: tenant.email,
-    challenge,
+    // As bytes: a string would be taken as text and encoded again.
+    challenge: Buffer.from(challenge, "base64url"),
     timeout,
     attestationType: "none",
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports ? (JSON.parse(p.transports) as string[]) : undefined })),
@@ -144,7 +145,7 @@ export async function authenticationOptions(core: Core, app: AppRow, input: Opti
   if (tenantId) allow = (await core.db.mfa.passkeys(app.id, tenantId)).map((p) => ({ id: p.credentialId }));
   if (tenantId && allow?.length === 0) throw fail("invalid_request", "This account has no passkey: use another method.");
   const challenge = await newChallenge(core, app, input.purpose === "reauthenticate" ? "passkey_reauth" : "passkey_sign_in", tenantId);
-  return generateAuthenticationOptions({ rpID: rp.id, challenge, timeout, userVerification: "required", allowCredentials: allow });
+  return generateAuthenticationOptions({ rpID: rp.id, challenge: Buffer.from(challenge, "base64url"), timeout, userVerification: "required", allowCredentials: allow });
 }
 
 /** Signs in with a passkey (first factor; user verification makes it two factors, so no MFA ticket). */
