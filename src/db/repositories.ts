@@ -500,6 +500,8 @@ export interface MfaRepository {
   usePasskey(id: string, oldCounter: number, newCounter: number, at: number): Promise<boolean>;
 
   sessionAuth(sessionId: string): Promise<SessionAuth | undefined>;
+  /** Sets the tenant's password and ends its sessions but `keepSessionId`, atomically. */
+  changePassword(appId: string, tenantId: string, passwordHash: string, keepSessionId: string, now: number): Promise<void>;
   /** Records a fresh authentication on the session (re-authentication, a second factor). */
   markAuthenticated(sessionId: string, at: number, methods: string): Promise<void>;
 }

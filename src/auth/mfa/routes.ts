@@ -12,6 +12,7 @@ import { confirmTotp, disableTotp, startTotp } from "./totp.ts";
 import { regenerateRecoveryCodes } from "./recovery-codes.ts";
 import { confirmWithTicket, requireEnrolmentTicket, verifyMfa, type SecondFactorProof } from "./verify.ts";
 import { reauthenticate, requireRecentAuth, type ReauthProof } from "../step-up.ts";
+import { changePassword } from "../change-password.ts";
 import { passkeyProof, type PasskeyResponse } from "../passkeys/proof.ts";
 
 const ticket = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
@@ -28,6 +29,7 @@ export const ReauthenticateBody = v.object({
   passkey: v.optional(passkey),
 });
 export const EmptyBody = v.object({});
+export const ChangePasswordBody = v.object({ newPassword: v.pipe(v.string(), v.maxLength(256)) });
 
 /** Exactly one proof of the body, else a 400 naming the choices. */
 function oneProof<K extends string>(body: Partial<Record<K, unknown>>, keys: readonly K[]): K {
@@ -99,6 +101,13 @@ export function registerMfaRoutes(router: Router, core: Core): void {
       which === "code" ? { code: body.code! } : which === "recoveryCode" ? { recoveryCode: body.recoveryCode! } : { passkey: passkeyProof(core, app, body.passkey as PasskeyResponse, "passkey_sign_in") };
     const { tenant, tokens } = await verifyMfa(core, app, body.mfaTicket, proof, clientIp(event, core));
     return { tenant: toPublicTenant(tenant), ...tokens };
+  });
+
+  router.post("/api/v1/auth/change-password", async (event) => {
+    const auth = await requireTenant(event, core);
+    const body = await readJson(event, ChangePasswordBody, limit);
+    await changePassword(core, auth, body.newPassword);
+    return { ok: true };
   });
 
   router.post("/api/v1/auth/reauthenticate", async (event) => {

@@ -120,5 +120,7 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
       },
     ),
     apps: announcing(repos.apps, changes, { remove: EVERYTHING }),
+    // A password change ends the tenant's other sessions.
+    mfa: announcing(repos.mfa, changes, { changePassword: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)] }),
   };
 }

@@ -94,6 +94,13 @@ export function createPgMfaRepo(sql: PgSql): MfaRepository {
       return (await sql`UPDATE passkeys SET counter = ${newCounter}, last_used_at = ${at} WHERE id = ${id} AND counter = ${oldCounter}`).count > 0;
     },
 
+    async changePassword(appId, tenantId, hash, keep, now) {
+      await sql.begin(async (tx) => {
+        await tx`UPDATE tenants SET password_hash = ${hash} WHERE app_id = ${appId} AND id = ${tenantId}`;
+        await tx`UPDATE sessions SET ended_at = ${now}, end_reason = 'password_changed'
+          WHERE app_id = ${appId} AND tenant_id = ${tenantId} AND id <> ${keep} AND ended_at IS NULL`;
+      });
+    },
     async sessionAuth(sessionId) {
       const [row] = await sql<SessionAuth[]>`SELECT tenant_id, COALESCE(authenticated_at, created_at) AS authenticated_at, auth_methods AS methods FROM sessions WHERE id = ${sessionId}`;
       return row;

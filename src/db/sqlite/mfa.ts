@@ -46,7 +46,15 @@ export function createMfaRepo(db: SqliteDb): MfaRepository {
       "SELECT tenant_id AS tenantId, COALESCE(authenticated_at, created_at) AS authenticatedAt, auth_methods AS methods FROM sessions WHERE id = ?",
     ),
     markAuthenticated: db.prepare<[number, string, string]>("UPDATE sessions SET authenticated_at = ?, auth_methods = ? WHERE id = ?"),
+    setPassword: db.prepare<[string, string, string]>("UPDATE tenants SET password_hash = ? WHERE app_id = ? AND id = ?"),
+    endOthers: db.prepare<[number, string, string, string]>(
+      "UPDATE sessions SET ended_at = ?, end_reason = 'password_changed' WHERE app_id = ? AND tenant_id = ? AND id <> ? AND ended_at IS NULL",
+    ),
   };
+  const changePassword = db.transaction((appId: string, tenantId: string, hash: string, keep: string, now: number) => {
+    q.setPassword.run(hash, appId, tenantId);
+    q.endOthers.run(now, appId, tenantId, keep);
+  });
 
   const replaceCodes = (tenantId: string, hashes: string[], now: number) => {
     q.dropCodes.run(tenantId);
@@ -94,6 +102,7 @@ export function createMfaRepo(db: SqliteDb): MfaRepository {
     removePasskey: async (appId, tenantId, id) => q.removePasskey.run(appId, tenantId, id).changes > 0,
     usePasskey: async (id, oldCounter, newCounter, at) => q.usePasskey.run(newCounter, at, id, oldCounter).changes > 0,
 
+    changePassword: async (appId, tenantId, hash, keep, now) => changePassword.immediate(appId, tenantId, hash, keep, now),
     sessionAuth: async (sessionId) => q.sessionAuth.get(sessionId),
     markAuthenticated: async (sessionId, at, methods) => void q.markAuthenticated.run(at, methods, sessionId),
   };
