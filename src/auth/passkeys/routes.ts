@@ -62,16 +62,16 @@ export function registerPasskeyRoutes(router: Router, core: Core): void {
     return null;
   });
 
-  // Sign-in options with the app key; re-authentication options with the tenant's bearer.
+  // Sign-in options with the app key; re-authentication options with the tenant's bearer alone.
   router.post("/api/v1/auth/passkeys/options", async (event) => {
-    const app = await requireApp(event, core);
     const body = await readJson(event, PasskeyOptionsBody, limit);
     noStore(event);
-    await enforceRateLimit(event, core, "passkey", body.email ? { appId: app.id, email: body.email } : {});
     if (body.purpose === "reauthenticate") {
       const auth = await requireTenant(event, core);
       return authenticationOptions(core, auth.app, { purpose: "reauthenticate", tenantId: auth.tenantId });
     }
+    const app = await requireApp(event, core);
+    await enforceRateLimit(event, core, "passkey", body.email ? { appId: app.id, email: body.email } : {});
     return authenticationOptions(core, app, { purpose: "sign_in", email: body.email, mfaTicket: body.mfaTicket });
   });
 
