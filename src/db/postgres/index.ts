@@ -17,12 +17,12 @@ import { createPgInvitesRepo } from "./invites.ts";
 import { createPgFamilyRepo } from "./family.ts";
 import { createPgRecordsRepo } from "./records.ts";
 import { createPgAdminRepo } from "./admin.ts";
+import { createPgMfaRepo } from "./mfa.ts";
 import { createPgClusterRepo } from "./cluster.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
 import { createScopeFolds } from "./record-scopes.ts";
-import { createPgMfaRepo } from "./mfa.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;

@@ -1,11 +1,11 @@
 import type { PgSql } from "./connection.ts";
 import { initialSchema } from "./schema.ts";
+import { mfaSchema } from "./schema-8.ts";
 import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
 import { sharedStateSchema } from "./schema-3.ts";
 import { listOrderIndexesSchema } from "./schema-4.ts";
 import { recordScopesSchema } from "./schema-5.ts";
 import { knownDevicesSchema } from "./schema-6.ts";
-import { mfaSchema } from "./schema-8.ts";
 
 export interface PgMigration {
   version: number;
