@@ -17,11 +17,9 @@ export type SignInOutcome = { tenant: TenantRow; tokens: TokenPair; mfa?: undefi
  * factors already (the device and its PIN or biometric): `strong` skips the ticket.
  */
 export async function finishSignIn(core: Core, app: AppRow, tenant: TenantRow, firstFactor: string, strong = false): Promise<SignInOutcome> {
-  if (!strong) {
-    const factors = await mfaFactors(core, app, tenant.id);
-    if (factors.totp || app.settings.auth.requireMfa) {
-      return { tenant, mfa: await issueMfaTicket(core, app, tenant.id, firstFactor, factors) };
-    }
+  // One read decides for most sign-ins (no TOTP, MFA not required); the rest list the factors.
+  if (!strong && (app.settings.auth.requireMfa || (await core.db.mfa.totp(app.id, tenant.id))?.confirmedAt != null)) {
+    return { tenant, mfa: await issueMfaTicket(core, app, tenant.id, firstFactor, await mfaFactors(core, app, tenant.id)) };
   }
   return { tenant, tokens: await startSession(core, tenant, firstFactor) };
 }
