@@ -178,3 +178,16 @@ describe("a passkey as the second factor", () => {
     expect(ok.body.tenant.id).toBe(tenant.id);
   });
 });
+
+describe("settings.auth.requireMfa with a passkey", () => {
+  it("a tenant whose only second factor is a passkey answers its ticket with it, not with an enrolment", async () => {
+    const t = await passkeyBackend();
+    const tenant = await signupTenant(t);
+    const { device } = await register(t, tenant);
+    await t.backend.admin.updateApp(t.app.id, { settings: { auth: { requireMfa: true } } });
+    const first = await login(t, tenant.email);
+    expect(first.body).toMatchObject({ mfaRequired: true, methods: ["passkey"], enrollmentRequired: false });
+    const opts = await options(t, { mfaTicket: first.body.mfaTicket });
+    expect((await verify(t, { mfaTicket: first.body.mfaTicket, passkey: device.get(opts.body) })).status).toBe(200);
+  });
+});
