@@ -5,6 +5,7 @@ import { fail } from "../errors.ts";
 import { withLoginBackoff, accountKey } from "./login-backoff.ts";
 import { checkTotp } from "./mfa/totp.ts";
 import { useRecoveryCode } from "./mfa/recovery-codes.ts";
+import { verifyAssertion } from "./passkeys/proof.ts";
 
 const minutes = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? "" : "s"}` : `${seconds} seconds`);
 
@@ -23,13 +24,18 @@ export async function requireRecentAuth(core: Core, auth: Pick<TenantAuth, "app"
   );
 }
 
-export type ReauthProof = { password: string } | { code: string } | { recoveryCode: string };
+export type ReauthProof = { password: string } | { code: string } | { recoveryCode: string } | { passkey: unknown };
 
 /**
  * Proves the tenant again on this session and restarts its step-up window. Wrong answers
  * count toward the account's sign-in backoff like wrong passwords at login.
  */
 export async function reauthenticate(core: Core, app: AppRow, auth: Pick<TenantAuth, "tenantId" | "sessionId">, proof: ReauthProof, client: string): Promise<void> {
+  if ("passkey" in proof) {
+    // A passkey cannot be guessed: no backoff, its challenge is single-use.
+    await verifyAssertion(core, app, proof.passkey, "passkey_reauth", auth.tenantId);
+    return markReauthenticated(core, auth.sessionId, "passkey");
+  }
   const tenant = await core.db.tenants.findById(app.id, auth.tenantId);
   if (!tenant) throw fail("session_ended", "This account no longer exists.");
   const method = "password" in proof ? "password" : "code" in proof ? "totp" : "recovery_code";
@@ -43,6 +49,6 @@ export async function reauthenticate(core: Core, app: AppRow, auth: Pick<TenantA
   await markReauthenticated(core, auth.sessionId, method);
 }
 
-export async function markReauthenticated(core: Core, sessionId: string, method: string): Promise<void> {
+async function markReauthenticated(core: Core, sessionId: string, method: string): Promise<void> {
   await core.db.mfa.markAuthenticated(sessionId, core.clock(), method);
 }

@@ -13,7 +13,7 @@ import { regenerateRecoveryCodes } from "./recovery-codes.ts";
 import { confirmWithTicket, requireEnrolmentTicket, verifyMfa, type SecondFactorProof } from "./verify.ts";
 import { reauthenticate, requireRecentAuth, type ReauthProof } from "../step-up.ts";
 import { changePassword } from "../change-password.ts";
-import { passkeyProof, type PasskeyResponse } from "../passkeys/proof.ts";
+import { passkeyProof } from "../passkeys/proof.ts";
 
 const ticket = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 const code = v.pipe(v.string(), v.maxLength(16));
@@ -98,7 +98,7 @@ export function registerMfaRoutes(router: Router, core: Core): void {
     await enforceRateLimit(event, core, "mfa");
     const which = oneProof(body, ["code", "recoveryCode", "passkey"] as const);
     const proof: SecondFactorProof =
-      which === "code" ? { code: body.code! } : which === "recoveryCode" ? { recoveryCode: body.recoveryCode! } : { passkey: passkeyProof(core, app, body.passkey as PasskeyResponse, "passkey_sign_in") };
+      which === "code" ? { code: body.code! } : which === "recoveryCode" ? { recoveryCode: body.recoveryCode! } : { passkey: passkeyProof(core, app, body.passkey, "passkey_sign_in") };
     const { tenant, tokens } = await verifyMfa(core, app, body.mfaTicket, proof, clientIp(event, core));
     return { tenant: toPublicTenant(tenant), ...tokens };
   });
@@ -115,13 +115,7 @@ export function registerMfaRoutes(router: Router, core: Core): void {
     const body = await readJson(event, ReauthenticateBody, limit);
     await enforceRateLimit(event, core, "mfa");
     const which = oneProof(body, ["password", "code", "recoveryCode", "passkey"] as const);
-    if (which === "passkey") {
-      await passkeyProof(core, auth.app, body.passkey as PasskeyResponse, "passkey_reauth")(auth.tenantId);
-      await core.db.mfa.markAuthenticated(auth.sessionId, core.clock(), "passkey");
-    } else {
-      const proof = { [which]: body[which]! } as ReauthProof;
-      await reauthenticate(core, auth.app, auth, proof, clientIp(event, core));
-    }
+    await reauthenticate(core, auth.app, auth, { [which]: body[which]! } as ReauthProof, clientIp(event, core));
     const s = await core.db.mfa.sessionAuth(auth.sessionId);
     return { ok: true, authenticatedAt: new Date(s?.authenticatedAt ?? core.clock()).toISOString(), stepUpSeconds: auth.app.settings.auth.stepUpSeconds };
   });

@@ -18,7 +18,6 @@ export const AssertionSchema = v.object({
   clientExtensionResults: v.optional(v.record(v.string(), v.unknown()), {}),
   authenticatorAttachment: v.optional(v.nullable(v.string())),
 });
-export type PasskeyResponse = v.InferInput<typeof AssertionSchema>;
 
 /**
  * Checks a passkey assertion: the challenge (this app's, this step's, unused, unexpired),
