@@ -139,6 +139,15 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", "/api/v1/auth/change-password", { bearer, body: { newPassword: "a newer password" } }, 200);
     await call("DELETE", "/api/v1/auth/mfa/totp", { bearer }, 204);
     await call("DELETE", `/api/v1/auth/passkeys/${passkey.body.passkey.id}`, { bearer }, 204);
+    // The developer's view and repairs, on a second enrolment and passkey.
+    const again = await call("POST", "/api/v1/auth/mfa/totp", { bearer, body: {} }, 200);
+    await call("POST", "/api/v1/auth/mfa/totp/confirm", { bearer, body: { code: totpCode(t, again.body.secret) } }, 200);
+    const regAgain = await call("POST", "/api/v1/auth/passkeys/register/options", { bearer, body: {} }, 200);
+    const second = await call("POST", "/api/v1/auth/passkeys/register", { bearer, body: { credential: device.create(regAgain.body) } }, 201);
+    await call("GET", `${admin}/tenants/${aliceId}/sign-in-methods`, { developer: dev }, 200);
+    await call("DELETE", `${admin}/tenants/${aliceId}/mfa`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/tenants/${aliceId}/mfa`, { developer: dev }, 404);
+    await call("DELETE", `${admin}/tenants/${aliceId}/passkeys/${second.body.passkey.id}`, { developer: dev }, 204);
     t.clock.advance(11 * 60_000);
     await call("POST", "/api/v1/auth/change-password", { bearer, body: { newPassword: "the newest password" } }, 403);
     await call("POST", "/api/v1/auth/reauthenticate", { bearer, body: { password: "a newer password" } }, 200);

@@ -33,6 +33,15 @@ export const PasskeyList = obj({ passkeys: v.array(Passkey) });
 export const CreationOptions = v.looseObject({ challenge: v.string(), rp: v.looseObject({ id: v.optional(v.string()), name: v.string() }), user: v.looseObject({ id: v.string() }) });
 export const RequestOptions = v.looseObject({ challenge: v.string(), rpId: v.optional(v.string()) });
 
+export const SignInMethods = obj({
+  password: v.boolean(),
+  totp: v.boolean(),
+  recoveryCodesLeft: v.number(),
+  passkeys: v.array(Passkey),
+  providers: v.array(obj({ provider: v.string(), linkedAt: iso, email: v.nullable(v.string()) })),
+});
+const tenantAdmin = `${base}/admin/apps/:appId/tenants/:tenantId`;
+
 const STEP_UP_NOTE = "Needs a sign-in within `settings.auth.stepUpSeconds` (default 600): otherwise `403 reauthentication_required`; see `POST /api/v1/auth/reauthenticate`.";
 
 export const MFA_OPERATIONS: Operation[] = [
@@ -59,4 +68,8 @@ export const MFA_OPERATIONS: Operation[] = [
     description: "No email: a discoverable credential. `email`: that account's passkeys. `mfaTicket`: the ticket's account (a passkey as second factor). `purpose: \"reauthenticate\"` also needs the tenant's bearer." },
   { method: "POST", path: `${base}/auth/passkeys/sign-in`, tag: "passkeys", summary: "Sign in with a passkey", security: "appKey", body: passkeys.PasskeySignInBody, responses: { 200: SignInReply }, errors: ["invalid_token", "invalid_credentials", "forbidden", ...RATE],
     description: "A passkey checked with user verification is two factors: the reply is the tenant and its tokens." },
+
+  { method: "GET", path: `${tenantAdmin}/sign-in-methods`, tag: "admin", summary: "A tenant's sign-in methods: password, TOTP, passkeys, social accounts", security: "developer", responses: { 200: SignInMethods } },
+  { method: "DELETE", path: `${tenantAdmin}/mfa`, tag: "admin", summary: "Reset the tenant's two-factor authentication (TOTP and recovery codes); the tenant is emailed", security: "developer", responses: { 204: "empty" }, errors: ["not_found"] },
+  { method: "DELETE", path: `${tenantAdmin}/passkeys/:passkeyId`, tag: "admin", summary: "Remove one of the tenant's passkeys; the tenant is emailed", security: "developer", responses: { 204: "empty" }, errors: ["not_found"] },
 ];

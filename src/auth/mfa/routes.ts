@@ -14,6 +14,7 @@ import { confirmWithTicket, requireEnrolmentTicket, verifyMfa, type SecondFactor
 import { reauthenticate, requireRecentAuth, type ReauthProof } from "../step-up.ts";
 import { changePassword } from "../change-password.ts";
 import { passkeyProof } from "../passkeys/proof.ts";
+import { registerMfaAdminRoutes } from "./admin-routes.ts";
 
 const ticket = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 const code = v.pipe(v.string(), v.maxLength(16));
@@ -40,6 +41,7 @@ function oneProof<K extends string>(body: Partial<Record<K, unknown>>, keys: rea
 
 export function registerMfaRoutes(router: Router, core: Core): void {
   const limit = core.config.maxJsonBytes;
+  registerMfaAdminRoutes(router, core);
   // The enrolment-only ticket of an app that requires MFA stands in for the bearer (with the app key).
   const ticketHolder = async (event: H3Event, mfaTicket: string) => {
     const app = await requireApp(event, core);
