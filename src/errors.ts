@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   signup_disabled: 403,
   invite_required: 403,
   email_not_verified: 403,
+  reauthentication_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

@@ -14,11 +14,13 @@ async function housekeeping(core: Core): Promise<void> {
   const purged = await core.db.sessions.purge(core.clock() - SESSION_RETENTION_MS);
   if (purged > 0) core.log.info("purged old sessions", { count: purged });
   await pruneDeliveries(core);
+  // MFA tickets and passkey challenges live minutes; an hour past expiry nothing reads them.
+  await core.db.mfa.purgeChallenges(core.clock() - HOUR);
 }
 
 /**
- * One round of housekeeping: drops long-dead sessions and their refresh tokens, and old
- * webhook deliveries. On PostgreSQL, of all the nodes on one database only the one that
+ * One round of housekeeping: drops long-dead sessions and their refresh tokens, old
+ * webhook deliveries, and expired MFA tickets and passkey challenges. On PostgreSQL, of all the nodes on one database only the one that
  * claims the round runs it (cluster.runJob), once per MAINTENANCE_EVERY_MS; returns
  * whether this process ran it.
  */

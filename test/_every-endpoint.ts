@@ -7,6 +7,8 @@ import { startFakeStripe } from "./fake-stripe.ts";
 import { CLIENTS, REDIRECT, providerSettings } from "./oauth-helpers.ts";
 import { multipart, sample } from "./files-helpers.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
+import { softAuthenticator } from "./_passkey.ts";
+import { totpCode } from "./_mfa.ts";
 
 /** One request and its answer, as the contract test checks it against the document. */
 export interface Exchange {
@@ -108,6 +110,47 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", "/api/v1/auth/me", { bearer }, 401);
     const relogin = await call("POST", "/api/v1/auth/login", { key: pk, body: { email: "alice@example.com", password: "a new password" } }, 200);
     bearer = { accessToken: relogin.body.accessToken, appId: app.id };
+
+    // Passkeys, MFA, step-up.
+    await call("PATCH", admin, { developer: dev, body: { settings: { corsOrigins: ["https://app.example.com"] } } }, 200);
+    const device = softAuthenticator("https://app.example.com");
+    const regOptions = await call("POST", "/api/v1/auth/passkeys/register/options", { bearer, body: {} }, 200);
+    const passkey = await call("POST", "/api/v1/auth/passkeys/register", { bearer, body: { credential: device.create(regOptions.body), name: "Laptop" } }, 201);
+    await call("POST", "/api/v1/auth/passkeys/register", { bearer, body: { credential: device.create(regOptions.body) } }, 400);
+    await call("GET", "/api/v1/auth/passkeys", { bearer }, 200);
+    await call("PATCH", `/api/v1/auth/passkeys/${passkey.body.passkey.id}`, { bearer, body: { name: "Work laptop" } }, 200);
+    await call("PATCH", "/api/v1/auth/passkeys/pk_nope", { bearer, body: { name: "x" } }, 404);
+    const signInOptions = await call("POST", "/api/v1/auth/passkeys/options", { key: pk, body: { email: "alice@example.com" } }, 200);
+    const assertion = device.get(signInOptions.body, { credential: device.credentials[0] });
+    await call("POST", "/api/v1/auth/passkeys/sign-in", { key: pk, body: { credential: assertion } }, 200);
+    await call("POST", "/api/v1/auth/passkeys/sign-in", { key: pk, body: { credential: assertion } }, 400);
+    const enrol = await call("POST", "/api/v1/auth/mfa/totp", { bearer, body: {} }, 200);
+    const rightCode = totpCode(t, enrol.body.secret);
+    await call("POST", "/api/v1/auth/mfa/totp/confirm", { bearer, body: { code: rightCode === "000000" ? "111111" : "000000" } }, 401);
+    await call("POST", "/api/v1/auth/mfa/totp/confirm", { bearer, body: { code: rightCode } }, 200);
+    t.clock.advance(30_000);
+    await call("GET", "/api/v1/auth/mfa", { bearer }, 200);
+    const mfaLogin = await call("POST", "/api/v1/auth/login", { key: pk, body: { email: "alice@example.com", password: "a new password" } }, 200);
+    await call("POST", "/api/v1/auth/mfa/verify", { key: pk, body: { mfaTicket: mfaLogin.body.mfaTicket, code: totpCode(t, enrol.body.secret) } }, 200);
+    await call("POST", "/api/v1/auth/mfa/verify", { key: pk, body: { mfaTicket: mfaLogin.body.mfaTicket, code: totpCode(t, enrol.body.secret) } }, 400);
+    await call("POST", "/api/v1/auth/mfa/recovery-codes", { bearer, body: {} }, 200);
+    await call("POST", "/api/v1/auth/reauthenticate", { bearer, body: { password: "wrong password" } }, 401);
+    await call("POST", "/api/v1/auth/reauthenticate", { bearer, body: { password: "a new password" } }, 200);
+    await call("POST", "/api/v1/auth/change-password", { bearer, body: { newPassword: "a newer password" } }, 200);
+    await call("DELETE", "/api/v1/auth/mfa/totp", { bearer }, 204);
+    await call("DELETE", `/api/v1/auth/passkeys/${passkey.body.passkey.id}`, { bearer }, 204);
+    // The developer's view and repairs, on a second enrolment and passkey.
+    const again = await call("POST", "/api/v1/auth/mfa/totp", { bearer, body: {} }, 200);
+    await call("POST", "/api/v1/auth/mfa/totp/confirm", { bearer, body: { code: totpCode(t, again.body.secret) } }, 200);
+    const regAgain = await call("POST", "/api/v1/auth/passkeys/register/options", { bearer, body: {} }, 200);
+    const second = await call("POST", "/api/v1/auth/passkeys/register", { bearer, body: { credential: device.create(regAgain.body) } }, 201);
+    await call("GET", `${admin}/tenants/${aliceId}/sign-in-methods`, { developer: dev }, 200);
+    await call("DELETE", `${admin}/tenants/${aliceId}/mfa`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/tenants/${aliceId}/mfa`, { developer: dev }, 404);
+    await call("DELETE", `${admin}/tenants/${aliceId}/passkeys/${second.body.passkey.id}`, { developer: dev }, 204);
+    t.clock.advance(11 * 60_000);
+    await call("POST", "/api/v1/auth/change-password", { bearer, body: { newPassword: "the newest password" } }, 403);
+    await call("POST", "/api/v1/auth/reauthenticate", { bearer, body: { password: "a newer password" } }, 200);
 
     // Data.
     const rec = await call("POST", "/api/v1/data/notes", { bearer, body: { data: { title: "a", n: 1 } } }, 201);

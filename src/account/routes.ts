@@ -4,11 +4,13 @@ import type { Router } from "../http/router.ts";
 import { requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
 import { deleteTenant } from "./delete.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
+import { requireRecentAuth } from "../auth/step-up.ts";
 
 /** Account deletion: by the tenant itself, or by the app's developer. */
 export function registerAccountRoutes(router: Router, core: Core): void {
   router.post("/api/v1/tenants/me/delete", async (event) => {
     const auth = await requireTenant(event, core);
+    await requireRecentAuth(core, auth, "Deleting the account");
     await deleteTenant(core, auth.app, auth.tenantId, "self_delete");
     return { ok: true, deleted: true };
   });

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { QuotasSchema } from "../account/quotas-schema.ts";
+import { MFA_AUTH_SETTINGS } from "../auth/mfa/settings-schema.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 
@@ -87,6 +88,7 @@ export const AppSettingsSchema = v.strictObject({
   ),
   invites: v.optional(v.strictObject({ defaultQuota: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 5) }), {}),
   quotas: v.optional(QuotasSchema, {}),
+  auth: v.optional(v.strictObject({ ...MFA_AUTH_SETTINGS }), {}),
 });
 
 export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;

@@ -29,7 +29,7 @@ export async function requestPasswordReset(
 }
 
 /** The password rule of sign-up, here too whoever calls (the JSON API, the HTML form of the email link). */
-function requireNewPassword(password: string): void {
+export function requireNewPassword(password: string): void {
   const checked = v.safeParse(PasswordSchema, password);
   if (!checked.success) {
     throw fail("invalid_request", `${checked.issues[0].message}. A new password is 8 to 256 characters and not one of the most common passwords.`);

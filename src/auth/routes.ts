@@ -10,7 +10,7 @@ import { enforceRateLimit } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { login, signup, SignupBody, toLocale } from "./signup.ts";
-import { refreshSession, startSession, tokenPairJson } from "./sessions.ts";
+import { refreshSession, tokenPairJson } from "./sessions.ts";
 import { toPublicTenant } from "./tenant-view.ts";
 import { resendVerification, verifyEmail } from "./verify-email.ts";
 import { requireTenantRef } from "./tenant-ref.ts";
@@ -19,6 +19,9 @@ import { introspect, introspectionJson } from "./introspect.ts";
 import { quiet, requestIdOf } from "../http/lifecycle.ts";
 import { singleHeader } from "../http/request-headers.ts";
 import { registerAuthPages } from "./pages.ts";
+import { finishSignIn, signInReply } from "./sign-in-finish.ts";
+import { registerMfaRoutes } from "./mfa/routes.ts";
+import { registerPasskeyRoutes } from "./passkeys/routes.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
@@ -51,7 +54,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     noStore(event);
     await enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
     const tenant = await login(core, app, body.email, body.password, clientIp(event, core));
-    return { tenant: toPublicTenant(tenant), ...(await startSession(core, tenant)) };
+    return signInReply(await finishSignIn(core, app, tenant, "password"));
   });
 
   // Quiet: its one line of its own, a reuse warning, is handed the request id.
@@ -159,4 +162,6 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   });
 
   registerAuthPages(router, core);
+  registerMfaRoutes(router, core);
+  registerPasskeyRoutes(router, core);
 }

@@ -17,11 +17,11 @@ export interface TokenPair {
   refreshExpiresIn: number;
 }
 
-export function newSession(now: number): { session: NewSession; refreshToken: string } {
+export function newSession(now: number, authMethods?: string): { session: NewSession; refreshToken: string } {
   const refreshToken = newToken("rt");
   return {
     refreshToken,
-    session: { id: newId("ses"), refreshHash: hashToken(refreshToken), createdAt: now, expiresAt: now + REFRESH_TTL_SECONDS * 1000 },
+    session: { id: newId("ses"), refreshHash: hashToken(refreshToken), createdAt: now, expiresAt: now + REFRESH_TTL_SECONDS * 1000, authMethods },
   };
 }
 
@@ -48,9 +48,12 @@ export function tokenPairJson(pair: TokenPair): string {
   return `{"accessToken":"${pair.accessToken}","refreshToken":${jsonString(pair.refreshToken)},"expiresIn":${pair.expiresIn},"refreshExpiresIn":${pair.refreshExpiresIn}}`;
 }
 
-/** Starts a new session for an existing tenant (login, social login, family join). */
-export async function startSession(core: Core, tenant: TenantRow): Promise<TokenPair> {
-  const { session, refreshToken } = newSession(core.clock());
+/**
+ * Starts a new session for an existing tenant (family join; sign-ins go through
+ * sign-in-finish.ts). `authMethods` says how it signed in ("password+totp"), for step-up.
+ */
+export async function startSession(core: Core, tenant: TenantRow, authMethods?: string): Promise<TokenPair> {
+  const { session, refreshToken } = newSession(core.clock(), authMethods);
   await core.db.sessions.create(tenant.id, tenant.appId, session);
   return tokenPair(core, tenant, session.id, refreshToken);
 }

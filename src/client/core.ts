@@ -2,6 +2,7 @@ import { TenantdError } from "./errors.ts";
 import { defaultLocks, withStorageLock, type LockManagerLike } from "./lock.ts";
 import { localStorageAdapter, memoryStorage, type ClientStorage } from "./storage.ts";
 import type { Session, TokenPair } from "./types.ts";
+import type { CredentialsContainerLike } from "./mfa.ts";
 
 export interface ClientOptions {
   /** tenantd's base URL, e.g. https://api.example.com */
@@ -24,6 +25,8 @@ export interface ClientOptions {
    * Default: `sessionStorage` (this tab only) where it exists, else memory. Synchronous.
    */
   flowStorage?: FlowStorage;
+  /** What creates and uses passkeys. Default: `navigator.credentials`. */
+  credentials?: CredentialsContainerLike;
 }
 
 /** A synchronous key-value store, as `sessionStorage` is. */

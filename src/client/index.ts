@@ -4,6 +4,7 @@
  */
 import { createCore, type ClientOptions } from "./core.ts";
 import { authApi } from "./auth.ts";
+import { mfaApi } from "./mfa.ts";
 import { oauthApi } from "./oauth.ts";
 import { collectionApi, readShared } from "./data.ts";
 import { filesApi } from "./files.ts";
@@ -16,6 +17,7 @@ export { memoryStorage, localStorageAdapter, type ClientStorage } from "./storag
 export type { LockManagerLike } from "./lock.ts";
 export type { ClientOptions, AuthEvent, AuthListener, FlowStorage } from "./core.ts";
 export type { SignUpInput } from "./auth.ts";
+export type { CredentialsContainerLike, SecondFactor } from "./mfa.ts";
 export type { OAuthProvider, OAuthResult, RedirectLocation, HistoryLike } from "./oauth.ts";
 export type { Uploadable } from "./files.ts";
 export type { UsagePeriod } from "./billing.ts";
@@ -28,7 +30,7 @@ export type Collection<T extends object = JsonObject> = ReturnType<typeof collec
 export function createClient(options: ClientOptions) {
   const core = createCore(options);
   return {
-    auth: authApi(core),
+    auth: { ...authApi(core), ...mfaApi(core, options.credentials) },
     ...oauthApi(core),
     /** A collection of the tenant's records; `T` types each record's `data` (and the filters). */
     collection: <T extends object = JsonObject>(name: string) => collectionApi<T>(core, name),

@@ -8,7 +8,11 @@ export type OAuthProvider = "google" | "github" | "apple" | "microsoft" | "faceb
  * fragment does not come from a sign-in this tab started (a crafted link), and
  * `other_tenant_signed_in` when another account is signed in here (sign out first).
  */
-export type OAuthResult = { status: "success"; session: Session } | { status: "error"; error: string };
+export type OAuthResult =
+  | { status: "success"; session: Session }
+  | { status: "error"; error: string }
+  /** The account has two-factor authentication: answer the ticket with `auth.verifyMfa`. */
+  | { status: "mfa_required"; mfaTicket: string; methods: string[] };
 
 /** Where the app finds the fragment, and the history whose entry is cleaned. */
 export interface RedirectLocation {
@@ -76,6 +80,11 @@ export function oauthApi(core: Core) {
       core.flowStorage.removeItem(stateKey);
       const accessToken = fragment.get("service_access_token");
       const refreshToken = fragment.get("service_refresh_token");
+      const mfaTicket = fragment.get("service_mfa_ticket");
+      if (outcome === "mfa_required" && mfaTicket) {
+        if (!expected || fragment.get("service_state") !== expected) return { status: "error", error: "invalid_state" };
+        return { status: "mfa_required", mfaTicket, methods: (fragment.get("service_mfa_methods") ?? "").split(",").filter(Boolean) };
+      }
       if (outcome !== "success" || !accessToken || !refreshToken) return { status: "error", error: fragment.get("error") ?? "provider_error" };
       if (!expected || fragment.get("service_state") !== expected) return { status: "error", error: "invalid_state" };
       const current = await core.getSession();

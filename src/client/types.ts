@@ -4,7 +4,10 @@ import type { InferOutput } from "valibot";
 // valibot code reaches a bundle.
 import type * as S from "../openapi/schemas.ts";
 
+import type * as M from "../openapi/mfa-operations.ts";
+
 type Out<K extends keyof typeof S> = InferOutput<(typeof S)[K]>;
+type MfaOut<K extends "MfaChallenge" | "MfaStatus" | "TotpEnrolment" | "Passkey" | "Reauthenticated"> = InferOutput<(typeof M)[K]>;
 
 export type Tenant = Out<"Tenant">;
 export type TokenPair = Out<"TokenPair">;
@@ -49,3 +52,10 @@ export interface Session {
   /** The tenant, when the client has seen it (sign-up, sign-in, `me`). */
   tenant?: Tenant;
 }
+
+/** The sign-in step when a second factor is due (`signIn`, `signInWithPasskey`). */
+export type MfaChallenge = MfaOut<"MfaChallenge">;
+export type MfaStatus = MfaOut<"MfaStatus">;
+export type TotpEnrolment = MfaOut<"TotpEnrolment">;
+export type Passkey = MfaOut<"Passkey">;
+export type Reauthenticated = MfaOut<"Reauthenticated">;

@@ -55,6 +55,12 @@ import type {
   TenantSessionRow,
   UsageRow,
   WebhookConfigRow,
+  TotpRow,
+  PasskeyRow,
+  AuthChallengeRow,
+  AuthChallengeKind,
+  ChallengeOutcome,
+  SessionAuth,
 } from "./types.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
 
@@ -458,6 +464,47 @@ export interface Repositories {
   invites: InvitesRepository;
   family: FamilyRepository;
   admin: AdminRepository;
+  mfa: MfaRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
+}
+
+/** Second factors, passkeys, MFA tickets and WebAuthn challenges, and each session's last authentication. */
+export interface MfaRepository {
+  totp(appId: string, tenantId: string): Promise<TotpRow | undefined>;
+  /** Starts (or restarts) an enrolment; false when the tenant already has confirmed TOTP. */
+  startTotp(row: TotpRow): Promise<boolean>;
+  /** Confirms the pending enrolment at `step` and replaces the recovery codes, atomically; false when none is pending. */
+  confirmTotp(appId: string, tenantId: string, step: number, codeHashes: string[], now: number): Promise<boolean>;
+  /** Accepts a code's time step once: false when this step or a later one was accepted before. */
+  useTotpStep(appId: string, tenantId: string, step: number): Promise<boolean>;
+  /** Removes TOTP and the recovery codes; false when there was none. */
+  disableTotp(appId: string, tenantId: string): Promise<boolean>;
+  replaceRecoveryCodes(tenantId: string, codeHashes: string[], now: number): Promise<void>;
+  /** Uses one recovery code; the number left, or null when the code is unknown or used. */
+  useRecoveryCode(tenantId: string, codeHash: string, now: number): Promise<number | null>;
+  recoveryCodesLeft(tenantId: string): Promise<number>;
+
+  createChallenge(row: Omit<AuthChallengeRow, "attempts" | "usedAt">): Promise<void>;
+  /** Looks at a challenge of this app and kind without using it. */
+  peekChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
+  /** Uses a challenge once: of two concurrent uses, one gets it. */
+  consumeChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
+  /** Counts a wrong answer to a challenge; returns the attempts so far. */
+  failChallenge(hash: string): Promise<number>;
+  purgeChallenges(before: number): Promise<number>;
+
+  insertPasskey(row: PasskeyRow): Promise<void>;
+  passkeys(appId: string, tenantId: string): Promise<PasskeyRow[]>;
+  passkeyByCredential(appId: string, credentialId: string): Promise<PasskeyRow | undefined>;
+  renamePasskey(appId: string, tenantId: string, id: string, name: string): Promise<boolean>;
+  removePasskey(appId: string, tenantId: string, id: string): Promise<boolean>;
+  /** Moves the signature counter forward; false when another use got there first (a counter that goes back). */
+  usePasskey(id: string, oldCounter: number, newCounter: number, at: number): Promise<boolean>;
+
+  sessionAuth(sessionId: string): Promise<SessionAuth | undefined>;
+  /** Sets the tenant's password and ends its sessions but `keepSessionId`, atomically. */
+  changePassword(appId: string, tenantId: string, passwordHash: string, keepSessionId: string, now: number): Promise<void>;
+  /** Records a fresh authentication on the session (re-authentication, a second factor). */
+  markAuthenticated(sessionId: string, at: number, methods: string): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import type { AuthChallengeRow, ChallengeOutcome } from "./types.ts";
 import type { Json } from "../data/query.ts";
 
 /**
@@ -42,4 +43,12 @@ export function valueAtPath(data: unknown, path: string): Json | undefined {
     node = (node as Record<string, unknown>)[seg];
   }
   return node as Json;
+}
+
+/** What a challenge row says about using it now. */
+export function challengeOutcome(row: AuthChallengeRow | undefined, now: number): ChallengeOutcome {
+  if (!row) return { ok: false, reason: "unknown" };
+  if (row.usedAt !== null) return { ok: false, reason: "used" };
+  if (row.expiresAt <= now) return { ok: false, reason: "expired" };
+  return { ok: true, row };
 }

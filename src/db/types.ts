@@ -389,6 +389,8 @@ export interface NewSession {
   refreshHash: string;
   createdAt: number;
   expiresAt: number;
+  /** How the tenant signed in ("password", "password+totp", "passkey"…), for step-up. */
+  authMethods?: string;
 }
 
 /** Synchronous work another repository adds to a tenant-creating transaction; throw to roll it back. */
@@ -468,3 +470,54 @@ export interface RawDelivery {
   body_sealed: string | null;
 }
 
+
+/** A tenant's TOTP enrolment; `confirmedAt` null while it waits for its first code. */
+export interface TotpRow {
+  tenantId: string;
+  appId: string;
+  secretSealed: string;
+  confirmedAt: number | null;
+  lastStep: number | null;
+  createdAt: number;
+}
+
+export interface PasskeyRow {
+  id: string;
+  appId: string;
+  tenantId: string;
+  /** base64url */
+  credentialId: string;
+  /** base64url COSE public key */
+  publicKey: string;
+  counter: number;
+  /** JSON array of transports, or null */
+  transports: string | null;
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+export type AuthChallengeKind = "mfa_ticket" | "passkey_register" | "passkey_sign_in" | "passkey_reauth";
+
+/** A short-lived single-use value (MFA ticket, WebAuthn challenge), stored by hash. */
+export interface AuthChallengeRow {
+  hash: string;
+  appId: string;
+  tenantId: string | null;
+  kind: AuthChallengeKind;
+  /** JSON of what the kind needs (the first factor's methods, the challenge itself) */
+  data: string;
+  attempts: number;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export type ChallengeOutcome = { ok: true; row: AuthChallengeRow } | { ok: false; reason: "unknown" | "used" | "expired" };
+
+/** When a session last authenticated and how (COALESCE of the re-authentication and its creation). */
+export interface SessionAuth {
+  tenantId: string;
+  authenticatedAt: number;
+  methods: string | null;
+}

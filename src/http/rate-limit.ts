@@ -17,7 +17,9 @@ export type RateLimitedEndpoint =
   | "verify-email"
   | "resend-verification"
   | "developer-login"
-  | "oauth-start";
+  | "oauth-start"
+  | "mfa"
+  | "passkey";
 
 interface Window {
   count: number;

@@ -120,11 +120,12 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
       throw fail("provider_error", `${provider} did not accept the sign-in.`);
     }
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
-    const tokens = await signIn(core, app, provider, identity, inviteToken);
-    return {
-      location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo }),
-      cookie: clear,
-    };
+    const { tokens, mfa } = await signIn(core, app, provider, identity, inviteToken);
+    // A second factor is due: the app answers the ticket with POST /api/v1/auth/mfa/verify.
+    const fragment = mfa
+      ? { service_oauth: "mfa_required", service_mfa_ticket: mfa.mfaTicket, service_mfa_methods: mfa.methods.join(","), ...echo }
+      : { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo };
+    return { location: withFragment(redirect, fragment), cookie: clear };
   } catch (e) {
     const code = HTTPError.isError(e) && !e.unhandled ? ((e.body as { error?: ErrorCode } | undefined)?.error ?? "provider_error") : "internal_error";
     if (code === "internal_error") core.log.error("oauth callback failed", { provider, appId: app.id, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });

@@ -20,6 +20,7 @@ import { DeliveryListQuery } from "../webhooks/deliveries.ts";
 import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
+import { MFA_OPERATIONS, SignInReply } from "./mfa-operations.ts";
 
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
@@ -78,7 +79,8 @@ export const OPERATIONS: Operation[] = [
 
   // Tenant auth.
   { method: "POST", path: `${base}/auth/signup`, tag: "auth", summary: "Create an account and sign in", security: "appKey", body: SignupBody, responses: { 201: s.AuthReply }, errors: ["email_exists", "signup_disabled", "invite_required", "invalid_token", ...RATE] },
-  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: s.AuthReply }, errors: ["invalid_credentials", ...RATE] },
+  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: SignInReply }, errors: ["invalid_credentials", ...RATE],
+    description: "A tenant with two-factor authentication (or any tenant, with `settings.auth.requireMfa`) gets `{ mfaRequired: true, mfaTicket, methods, … }` in place of tokens: answer it with `POST /auth/mfa/verify`." },
   { method: "POST", path: `${base}/auth/refresh`, tag: "auth", summary: "Rotate the refresh token for a new access token", security: "appKey", body: auth.RefreshBody, responses: { 200: s.TokenPair }, errors: ["invalid_credentials", "session_ended", ...RATE],
     description: "The refresh token is single-use: a token already rotated (outside a short grace window for concurrent refreshes) ends the whole session (`session_ended`)." },
   { method: "POST", path: `${base}/auth/logout`, tag: "auth", summary: "End this session", security: "tenant", body: auth.LogoutBody, responses: { 204: "empty" } },
@@ -198,6 +200,7 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
+  ...MFA_OPERATIONS,
 ];
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */
@@ -209,6 +212,10 @@ export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }
   "tenant.email.resend_verification": {
     summary: "A verification email was asked for again; an app that sends its own email uses the token or URL.",
     payload: v.strictObject({ verifyToken: v.string(), verifyUrl: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()) }),
+  },
+  "tenant.security": {
+    summary: "The tenant's sign-in changed (the tenant is also told by email): `type` says how.",
+    payload: v.looseObject({ type: v.picklist(["passkey.added", "passkey.removed", "mfa.enabled", "mfa.disabled", "mfa.recovery_code_used", "sign_in_method.added"]) }),
   },
   [TEST_EVENT]: {
     summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",

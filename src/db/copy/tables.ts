@@ -40,7 +40,9 @@ export const COPY_TABLES: CopyTable[] = [
     { id: "text", app_id: "text", email: "text", password_hash: "text", email_verified_at: "int", locale: "text", parent_tenant_id: "text", created_at: "int", deleting_at: "int" },
     { deferred: ["parent_tenant_id"] },
   ),
-  t("sessions", ["id"], { id: "text", tenant_id: "text", app_id: "text", created_at: "int", expires_at: "int", ended_at: "int", end_reason: "text" }),
+  t("sessions", ["id"], {
+    id: "text", tenant_id: "text", app_id: "text", created_at: "int", expires_at: "int", ended_at: "int", end_reason: "text", authenticated_at: "int", auth_methods: "text",
+  }),
   t("refresh_tokens", ["token_hash"], { token_hash: "text", session_id: "text", created_at: "int", rotated_at: "int", successor_hash: "text", successor_sealed: "text" }),
   t("email_tokens", ["token_hash"], { token_hash: "text", app_id: "text", tenant_id: "text", purpose: "text", created_at: "int", expires_at: "int", used_at: "int" }),
   t(
@@ -86,6 +88,12 @@ export const COPY_TABLES: CopyTable[] = [
   t("oauth_states", ["state_hash"], {
     state_hash: "text", app_id: "text", provider: "text", redirect_url: "text", invite_token: "text", code_verifier: "text", browser_hash: "text", created_at: "int", expires_at: "int", used_at: "int",
   }),
+  t("tenant_totp", ["tenant_id"], { tenant_id: "text", app_id: "text", secret_sealed: "text", confirmed_at: "int", last_step: "int", created_at: "int" }),
+  t("recovery_codes", ["tenant_id", "code_hash"], { tenant_id: "text", code_hash: "text", created_at: "int", used_at: "int" }),
+  t("passkeys", ["id"], {
+    id: "text", app_id: "text", tenant_id: "text", credential_id: "text", public_key: "text", counter: "int", transports: "text", name: "text", created_at: "int", last_used_at: "int",
+  }),
+  t("auth_challenges", ["hash"], { hash: "text", app_id: "text", tenant_id: "text", kind: "text", data: "text", attempts: "int", created_at: "int", expires_at: "int", used_at: "int" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */

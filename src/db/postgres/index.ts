@@ -17,6 +17,7 @@ import { createPgInvitesRepo } from "./invites.ts";
 import { createPgFamilyRepo } from "./family.ts";
 import { createPgRecordsRepo } from "./records.ts";
 import { createPgAdminRepo } from "./admin.ts";
+import { createPgMfaRepo } from "./mfa.ts";
 import { createPgClusterRepo } from "./cluster.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
@@ -48,6 +49,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     family: createPgFamilyRepo(sql),
     records: createPgRecordsRepo(sql, changes),
     admin: createPgAdminRepo(sql),
+    mfa: createPgMfaRepo(sql),
     cluster: createPgClusterRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;
@@ -118,5 +120,7 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
       },
     ),
     apps: announcing(repos.apps, changes, { remove: EVERYTHING }),
+    // A password change ends the tenant's other sessions.
+    mfa: announcing(repos.mfa, changes, { changePassword: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)] }),
   };
 }

@@ -1,5 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import { initialSchema } from "./schema.ts";
+import { mfaSchema } from "./schema-8.ts";
 import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
 import { sharedStateSchema } from "./schema-3.ts";
 import { listOrderIndexesSchema } from "./schema-4.ts";
@@ -25,6 +26,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 5, name: "record-scopes-and-changes", sql: recordScopesSchema },
   { version: 6, name: "login-devices", sql: knownDevicesSchema },
   { version: 7, name: "record-scope-stripes", sql: recordScopeStripesSchema },
+  { version: 8, name: "mfa-passkeys", sql: mfaSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */
