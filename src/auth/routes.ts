@@ -19,6 +19,7 @@ import { introspect, introspectionJson } from "./introspect.ts";
 import { quiet, requestIdOf } from "../http/lifecycle.ts";
 import { singleHeader } from "../http/request-headers.ts";
 import { registerAuthPages } from "./pages.ts";
+import { registerSigningKeyRoutes } from "./signing-key-routes.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
@@ -159,4 +160,5 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   });
 
   registerAuthPages(router, core);
+  registerSigningKeyRoutes(router, core);
 }

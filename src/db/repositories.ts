@@ -47,6 +47,7 @@ import type {
   SeatCounts,
   SessionState,
   ShareLinkRow,
+  SigningKeyRow,
   SubscriptionRow,
   SubscriptionSource,
   TenantListFilter,
@@ -455,6 +456,17 @@ export interface Repositories {
   invites: InvitesRepository;
   family: FamilyRepository;
   admin: AdminRepository;
+  signingKeys: SigningKeysRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
+}
+
+export interface SigningKeysRepository {
+  /** The app's keys: the current one first, then the retired, newest first. */
+  listForApp(appId: string): Promise<SigningKeyRow[]>;
+  findByKid(kid: string): Promise<SigningKeyRow | undefined>;
+  /** Adds the app's first current key unless another was added meanwhile; the current key either way. */
+  insertFirst(key: SigningKeyRow): Promise<SigningKeyRow>;
+  /** Retires the current key at `key.createdAt`, drops keys retired before `dropRetiredBefore`, adds `key` as current. */
+  rotate(key: SigningKeyRow, dropRetiredBefore: number): Promise<void>;
 }

@@ -468,3 +468,16 @@ export interface RawDelivery {
   body_sealed: string | null;
 }
 
+
+// signing keys
+
+export interface SigningKeyRow {
+  kid: string;
+  appId: string;
+  /** the raw Ed25519 public key, base64url (a JWK's `x`) */
+  publicKey: string;
+  /** the PKCS #8 private key, sealed with the context `${appId}:${kid}` */
+  privateKeySealed: string;
+  createdAt: number;
+  retiredAt: number | null;
+}

@@ -86,6 +86,7 @@ export const COPY_TABLES: CopyTable[] = [
   t("oauth_states", ["state_hash"], {
     state_hash: "text", app_id: "text", provider: "text", redirect_url: "text", invite_token: "text", code_verifier: "text", browser_hash: "text", created_at: "int", expires_at: "int", used_at: "int",
   }),
+  t("signing_keys", ["kid"], { kid: "text", app_id: "text", public_key: "text", private_key_sealed: "text", created_at: "int", retired_at: "int" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */

@@ -22,6 +22,7 @@ import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
 import { createScopeFolds } from "./record-scopes.ts";
+import { createPgSigningKeysRepo } from "./signing-keys.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -51,6 +52,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     records: createPgRecordsRepo(sql, folds, changes),
     admin: createPgAdminRepo(sql),
     cluster: createPgClusterRepo(sql),
+    signingKeys: createPgSigningKeysRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;
 }

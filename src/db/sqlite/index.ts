@@ -17,6 +17,7 @@ import { createMetaRepo } from "./meta.ts";
 import { createAdminRepo } from "./admin.ts";
 import { readSettings } from "../../apps/settings.ts";
 import { gateWrites } from "./write-gate.ts";
+import { createSigningKeysRepo } from "./signing-keys.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
@@ -42,6 +43,7 @@ export function createRepositories(sqlite: SqliteDb) {
     invites: createInvitesRepo(sqlite),
     family: createFamilyRepo(sqlite),
     admin: createAdminRepo(sqlite),
+    signingKeys: createSigningKeysRepo(sqlite),
   });
 }
 
