@@ -90,6 +90,11 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: "Bearer nope" } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
+    // Access-token signing keys (issue 42).
+    await call("GET", `/api/v1/apps/${app.id}/.well-known/jwks.json`, {}, 200);
+    await call("GET", "/api/v1/apps/app_nope/.well-known/jwks.json", {}, 404);
+    await call("GET", `${admin}/signing-keys`, { developer: dev }, 200);
+    await call("POST", `${admin}/signing-keys/rotate`, { developer: dev }, 200);
     await call("POST", "/api/v1/auth/resend-verification", { bearer, body: {} }, 200);
     await call("POST", `${admin}/tenants/${aliceId}/resend-verification`, { developer: dev }, 200);
     const verifyToken = await tokenFromOutbox(t, "alice@example.com", "verify");

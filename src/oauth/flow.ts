@@ -44,7 +44,7 @@ export async function startOAuth(
   const verifier = def.pkce ? generateCodeVerifier() : null;
   const binding = newToken();
   const now = core.clock();
-  const location = def.authorizationUrl(config, state, verifier, config.scopes ?? def.scopes).href;
+  const location = (await def.authorizationUrl(config, state, verifier, config.scopes ?? def.scopes)).href;
   await core.db.oauth.createState({
     stateHash: hashToken(state),
     appId: app.id,
@@ -112,7 +112,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
     const verifier = state.codeVerifier ? core.secrets.open(state.codeVerifier, app.id) : null;
     let identity: Identity;
     try {
-      const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier);
+      const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier, input.extras.iss);
       identity = await readIdentity(provider, tokens, config, input.extras);
     } catch (e) {
       if (HTTPError.isError(e)) throw e;

@@ -20,6 +20,7 @@ import { DeliveryListQuery } from "../webhooks/deliveries.ts";
 import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
+import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
 
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
@@ -198,6 +199,7 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
+  ...SIGN_IN_OPERATIONS,
 ];
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */

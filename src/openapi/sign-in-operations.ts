@@ -1,0 +1,18 @@
+import * as v from "valibot";
+import type { Operation } from "./operations.ts";
+
+// Issue 42 part B: the operations of the sign-in methods and signing keys.
+const obj = v.strictObject;
+const iso = v.pipe(v.string(), v.isoTimestamp());
+const base = "/api/v1";
+const appAdmin = `${base}/admin/apps/:appId`;
+
+const Jwk = obj({ kty: v.literal("OKP"), crv: v.literal("Ed25519"), alg: v.literal("EdDSA"), use: v.literal("sig"), kid: v.string(), x: v.string() });
+const SigningKey = obj({ kid: v.string(), current: v.boolean(), createdAt: iso, retiredAt: v.nullable(iso), verifiesUntil: v.nullable(iso), published: v.boolean() });
+
+export const SIGN_IN_OPERATIONS: Operation[] = [
+  { method: "GET", path: `${base}/apps/:appId/.well-known/jwks.json`, tag: "auth", summary: "The app's public keys of its access tokens (JWKS), to verify them offline", security: "none", responses: { 200: obj({ keys: v.array(Jwk) }) }, errors: ["not_found"] },
+  { method: "GET", path: `${appAdmin}/signing-keys`, tag: "admin", summary: "The app's access-token signing keys (no private part)", security: "developer", responses: { 200: obj({ keys: v.array(SigningKey) }) } },
+  { method: "POST", path: `${appAdmin}/signing-keys/rotate`, tag: "admin", summary: "Sign access tokens with a new key; the previous one verifies until its tokens expired", security: "developer",
+    responses: { 200: obj({ kid: v.string(), previousKid: v.nullable(v.string()), previousVerifiesUntil: v.nullable(iso) }) } },
+];
