@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import Stripe from "stripe";
 import { buildRequest, developerSession, serveHttp, startBackend, toReply, type Reply, type ReqOptions, type TestBackend } from "./_helpers.ts";
-import { tokenFromOutbox } from "./_email.ts";
+import { outboxFor, tokenFromOutbox } from "./_email.ts";
 import { startFakeOAuth } from "./fake-oauth.ts";
 import { startFakeStripe } from "./fake-stripe.ts";
 import { CLIENTS, REDIRECT, providerSettings } from "./oauth-helpers.ts";
@@ -95,6 +95,15 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", "/api/v1/apps/app_nope/.well-known/jwks.json", {}, 404);
     await call("GET", `${admin}/signing-keys`, { developer: dev }, 200);
     await call("POST", `${admin}/signing-keys/rotate`, { developer: dev }, 200);
+    // Email sign-in (issue 42).
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com" } }, 403);
+    await call("PATCH", admin, { developer: dev, body: { settings: { auth: { emailSignIn: true } } } }, 200);
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com" } }, 202);
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { email: "code@example.com", code: "12345x" } }, 400);
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com", redirectUrl: REDIRECT } }, 202);
+    const signInLink = (await outboxFor(t, "code@example.com")).find((m) => m.kind === "sign-in")!.link!;
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { token: new URLSearchParams(new URL(signInLink).hash.slice(1)).get("service_email_token") } }, 200);
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { email: "code@example.com", code: "000000" } }, 401);
     await call("POST", "/api/v1/auth/resend-verification", { bearer, body: {} }, 200);
     await call("POST", `${admin}/tenants/${aliceId}/resend-verification`, { developer: dev }, 200);
     const verifyToken = await tokenFromOutbox(t, "alice@example.com", "verify");

@@ -481,3 +481,17 @@ export interface SigningKeyRow {
   createdAt: number;
   retiredAt: number | null;
 }
+
+// email sign-in and anonymous tenants
+
+export interface EmailSignInRow {
+  id: string;
+  appId: string;
+  email: string;
+  linkHash: string;
+  codeHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type EmailSignInOutcome = { ok: true; email: string } | { ok: false; reason: "unknown" | "used" | "expired" | "attempts" };

@@ -17,7 +17,10 @@ export type RateLimitedEndpoint =
   | "verify-email"
   | "resend-verification"
   | "developer-login"
-  | "oauth-start";
+  | "oauth-start"
+  | "email-sign-in"
+  | "email-sign-in-verify"
+  | "anonymous";
 
 interface Window {
   count: number;

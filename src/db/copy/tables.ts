@@ -87,6 +87,10 @@ export const COPY_TABLES: CopyTable[] = [
     state_hash: "text", app_id: "text", provider: "text", redirect_url: "text", invite_token: "text", code_verifier: "text", browser_hash: "text", created_at: "int", expires_at: "int", used_at: "int",
   }),
   t("signing_keys", ["kid"], { kid: "text", app_id: "text", public_key: "text", private_key_sealed: "text", created_at: "int", retired_at: "int" }),
+  t("email_sign_ins", ["id"], {
+    id: "text", app_id: "text", email: "text", link_hash: "text", code_hash: "text", attempts: "int", created_at: "int", expires_at: "int", used_at: "int",
+  }),
+  t("anonymous_tenants", ["tenant_id"], { tenant_id: "text", app_id: "text", created_at: "int" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */

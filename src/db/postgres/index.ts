@@ -23,6 +23,7 @@ import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
 import { createScopeFolds } from "./record-scopes.ts";
 import { createPgSigningKeysRepo } from "./signing-keys.ts";
+import { createPgSignInRepo } from "./sign-in.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -53,6 +54,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     admin: createPgAdminRepo(sql),
     cluster: createPgClusterRepo(sql),
     signingKeys: createPgSigningKeysRepo(sql),
+    signIn: createPgSignInRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;
 }
@@ -120,5 +122,9 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
       },
     ),
     apps: announcing(repos.apps, changes, { remove: EVERYTHING }),
+    signIn: announcing(repos.signIn, changes, {
+      proveInbox: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)],
+      upgradeAnonymous: ([, tenantId]) => tenant(tenantId as string),
+    }),
   };
 }
