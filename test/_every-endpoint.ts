@@ -104,6 +104,15 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     const signInLink = (await outboxFor(t, "code@example.com")).find((m) => m.kind === "sign-in")!.link!;
     await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { token: new URLSearchParams(new URL(signInLink).hash.slice(1)).get("service_email_token") } }, 200);
     await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { email: "code@example.com", code: "000000" } }, 401);
+    // Anonymous tenants (issue 42).
+    await call("POST", "/api/v1/auth/anonymous", { key: pk, body: {} }, 403);
+    await call("PATCH", admin, { developer: dev, body: { settings: { auth: { anonymous: true } } } }, 200);
+    const anon = await call("POST", "/api/v1/auth/anonymous", { key: pk, body: {} }, 201);
+    const anonBearer = { accessToken: anon.body.accessToken as string, appId: app.id };
+    await call("POST", "/api/v1/auth/anonymous/upgrade-token", { bearer: anonBearer }, 200);
+    await call("POST", "/api/v1/auth/anonymous/upgrade", { bearer: anonBearer, body: { email: "alice@example.com", password: PASSWORD } }, 409);
+    await call("POST", "/api/v1/auth/anonymous/upgrade", { bearer: anonBearer, body: { email: "anon@example.com", password: PASSWORD } }, 200);
+    await call("POST", "/api/v1/auth/anonymous/upgrade-token", { bearer: anonBearer }, 409);
     await call("POST", "/api/v1/auth/resend-verification", { bearer, body: {} }, 200);
     await call("POST", `${admin}/tenants/${aliceId}/resend-verification`, { developer: dev }, 200);
     const verifyToken = await tokenFromOutbox(t, "alice@example.com", "verify");

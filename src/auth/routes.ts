@@ -21,6 +21,7 @@ import { singleHeader } from "../http/request-headers.ts";
 import { registerAuthPages } from "./pages.ts";
 import { registerSigningKeyRoutes } from "./signing-key-routes.ts";
 import { registerEmailSignInRoutes } from "./email-code/routes.ts";
+import { registerAnonymousRoutes } from "./anonymous-routes.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
@@ -163,4 +164,5 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   registerAuthPages(router, core);
   registerSigningKeyRoutes(router, core);
   registerEmailSignInRoutes(router, core);
+  registerAnonymousRoutes(router, core);
 }

@@ -497,7 +497,7 @@ export interface SignInRepository {
    * Gives an anonymous tenant its email (and password hash, or null), atomically with its
    * leaving the anonymous list; false when it is not anonymous (any more). Throws on a taken email.
    */
-  upgradeAnonymous(appId: string, tenantId: string, email: string, passwordHash: string | null, verifiedAt: number | null): Promise<boolean>;
+  upgradeAnonymous(appId: string, tenantId: string, email: string, passwordHash: string | null, verifiedAt: number | null, link?: OAuthLink): Promise<boolean>;
   /** The app's anonymous tenants made, signed in and refreshed last before `idleBefore`, oldest first. */
   idleAnonymous(appId: string, idleBefore: number, limit: number): Promise<string[]>;
 }

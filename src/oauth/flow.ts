@@ -9,6 +9,7 @@ import { readIdentity, type CallbackExtras, type Identity } from "./identity.ts"
 import { allowedRedirect, withFragment } from "./redirect.ts";
 import { bindingCookie } from "./cookie.ts";
 import { signIn } from "./sign-in.ts";
+import { isUpgradeToken, readUpgradeToken, upgradeWithProvider } from "../auth/anonymous.ts";
 
 export const STATE_TTL_MS = 10 * 60 * 1000;
 
@@ -33,10 +34,14 @@ function cookieFor(core: Core, provider: OAuthProviderName, value: string, maxAg
 export async function startOAuth(
   core: Core,
   provider: OAuthProviderName,
-  input: { appId: string; redirect?: string; inviteToken?: string; state?: string },
+  input: { appId: string; redirect?: string; inviteToken?: string; upgradeToken?: string; state?: string },
 ): Promise<BrowserStep> {
   const app = await core.db.apps.findById(input.appId);
   if (!app) throw fail("not_found", `No app with id ${input.appId}.`);
+  if (input.upgradeToken !== undefined) {
+    if (input.inviteToken !== undefined) throw fail("invalid_request", "Give inviteToken or upgradeToken, not both: an upgrade keeps the anonymous account.");
+    readUpgradeToken(core, app, input.upgradeToken);
+  }
   const redirect = allowedRedirect(app, input.redirect);
   const config = providerConfig(core, app, provider);
   const def = PROVIDERS[provider];
@@ -50,7 +55,8 @@ export async function startOAuth(
     appId: app.id,
     provider,
     redirectUrl: redirect,
-    inviteToken: input.inviteToken ? core.secrets.seal(input.inviteToken, app.id) : null,
+    // The sealed token of the flow: an invite, or an anonymous tenant's upgrade token (aup_…).
+    inviteToken: (input.upgradeToken ?? input.inviteToken) ? core.secrets.seal((input.upgradeToken ?? input.inviteToken)!, app.id) : null,
     codeVerifier: verifier ? core.secrets.seal(verifier, app.id) : null,
     browserHash: hashToken(binding),
     createdAt: now,
@@ -120,7 +126,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
       throw fail("provider_error", `${provider} did not accept the sign-in.`);
     }
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
-    const tokens = await signIn(core, app, provider, identity, inviteToken);
+    const tokens = inviteToken !== null && isUpgradeToken(inviteToken) ? await upgradeWithProvider(core, app, provider, identity, inviteToken) : await signIn(core, app, provider, identity, inviteToken);
     return {
       location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo }),
       cookie: clear,

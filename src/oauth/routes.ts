@@ -17,6 +17,8 @@ export const StartQuery = v.object({
   appId: v.pipe(v.string("appId is required"), v.minLength(1, "appId is required"), v.maxLength(100)),
   redirect: v.optional(param),
   inviteToken: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+  /** An anonymous tenant's upgrade token (POST /auth/anonymous/upgrade-token): the provider account is linked to it. */
+  upgradeToken: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(400))),
   /** The app's own random value for this flow, echoed as `service_state` in the fragment (tenantd/client sets and checks it). */
   state: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{16,128}$/, "state must be 16 to 128 characters of A-Z, a-z, 0-9, - and _"))),
 });

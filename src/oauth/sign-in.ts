@@ -9,7 +9,7 @@ import { checkSignupInvite } from "./invite-hook.ts";
 import { isUniqueViolation } from "../db/shared.ts";
 
 /** Stands in for the email of an account whose provider shares none; `.invalid` never delivers. */
-function placeholderEmail(provider: OAuthProviderName, id: string): string {
+export function placeholderEmail(provider: OAuthProviderName, id: string): string {
   const local = /^[a-z0-9._-]{1,64}$/.test(id) ? id : hashToken(id).slice(0, 32);
   return `${provider}-${local}@oauth.invalid`;
 }

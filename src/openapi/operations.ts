@@ -206,7 +206,7 @@ export const OPERATIONS: Operation[] = [
 export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }> = {
   "tenant.deleted": {
     summary: "A tenant was deleted (by itself or by the developer); `email` was captured before deletion.",
-    payload: v.strictObject({ reason: v.picklist(["self_delete", "admin_delete"]), locale: v.nullable(v.string()) }),
+    payload: v.strictObject({ reason: v.picklist(["self_delete", "admin_delete", "anonymous_idle"]), locale: v.nullable(v.string()) }),
   },
   "tenant.email.resend_verification": {
     summary: "A verification email was asked for again; an app that sends its own email uses the token or URL.",

@@ -1,6 +1,7 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { SignInRepository } from "../repositories.ts";
 import type { EmailSignInOutcome } from "../types.ts";
+import { link } from "./oauth.ts";
 
 interface RawRequest {
   id: string;
@@ -73,11 +74,12 @@ export function createPgSignInRepo(sql: PgSql): SignInRepository {
       const rows = await sql`SELECT 1 FROM anonymous_tenants WHERE app_id = ${appId} AND tenant_id = ${tenantId}`;
       return rows.length > 0;
     },
-    async upgradeAnonymous(appId, tenantId, email, passwordHash, verifiedAt) {
+    async upgradeAnonymous(appId, tenantId, email, passwordHash, verifiedAt, l) {
       return sql.begin(async (tx) => {
         const gone = await tx`DELETE FROM anonymous_tenants WHERE app_id = ${appId} AND tenant_id = ${tenantId}`;
         if (gone.count === 0) return false;
         await tx`UPDATE tenants SET email = ${email}, password_hash = ${passwordHash}, email_verified_at = ${verifiedAt} WHERE app_id = ${appId} AND id = ${tenantId}`;
+        if (l) await link(tx, l, tenantId);
         return true;
       });
     },

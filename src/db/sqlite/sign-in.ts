@@ -1,6 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
 import type { SignInRepository } from "../repositories.ts";
-import type { EmailSignInOutcome, EmailSignInRow, TenantRow } from "../types.ts";
+import type { EmailSignInOutcome, EmailSignInRow, OAuthLink, TenantRow } from "../types.ts";
+import { prepareLink } from "./oauth.ts";
 
 interface RawRequest {
   id: string;
@@ -35,12 +36,12 @@ export function createSignInRepo(db: SqliteDb): SignInRepository {
     setIdentity: db.prepare<[string, string | null, number | null, string, string]>(
       "UPDATE tenants SET email = ?, password_hash = ?, email_verified_at = ? WHERE app_id = ? AND id = ?",
     ),
-    idle: db.prepare<[string, number, number], string>(
+    idle: db.prepare<[{ app: string; before: number; limit: number }], string>(
       `SELECT a.tenant_id FROM anonymous_tenants a
-       WHERE a.app_id = ?1 AND a.created_at < ?2 AND NOT EXISTS (
+       WHERE a.app_id = @app AND a.created_at < @before AND NOT EXISTS (
          SELECT 1 FROM sessions s LEFT JOIN refresh_tokens r ON r.session_id = s.id
-         WHERE s.tenant_id = a.tenant_id AND (s.created_at >= ?2 OR r.created_at >= ?2))
-       ORDER BY a.created_at LIMIT ?3`,
+         WHERE s.tenant_id = a.tenant_id AND (s.created_at >= @before OR r.created_at >= @before))
+       ORDER BY a.created_at LIMIT @limit`,
     ).pluck(),
   };
 
@@ -82,9 +83,11 @@ export function createSignInRepo(db: SqliteDb): SignInRepository {
     q.insertTenant.run(t.id, t.appId, t.email, t.passwordHash, t.emailVerifiedAt, t.locale, t.parentTenantId, t.createdAt);
     if (anonymous) q.markAnonymous.run(t.id, t.appId, t.createdAt);
   });
-  const upgrade = db.transaction((appId: string, tenantId: string, email: string, passwordHash: string | null, verifiedAt: number | null) => {
+  const link = prepareLink(db);
+  const upgrade = db.transaction((appId: string, tenantId: string, email: string, passwordHash: string | null, verifiedAt: number | null, l?: OAuthLink) => {
     if (q.unmarkAnonymous.run(appId, tenantId).changes === 0) return false;
     q.setIdentity.run(email, passwordHash, verifiedAt, appId, tenantId);
+    if (l) link(l, tenantId);
     return true;
   });
 
@@ -107,11 +110,11 @@ export function createSignInRepo(db: SqliteDb): SignInRepository {
     async isAnonymous(appId, tenantId) {
       return q.isAnonymous.get(appId, tenantId) !== undefined;
     },
-    async upgradeAnonymous(appId, tenantId, email, passwordHash, verifiedAt) {
-      return upgrade.immediate(appId, tenantId, email, passwordHash, verifiedAt);
+    async upgradeAnonymous(appId, tenantId, email, passwordHash, verifiedAt, l) {
+      return upgrade.immediate(appId, tenantId, email, passwordHash, verifiedAt, l);
     },
     async idleAnonymous(appId, idleBefore, limit) {
-      return q.idle.all(appId, idleBefore, limit);
+      return q.idle.all({ app: appId, before: idleBefore, limit });
     },
   };
 }
