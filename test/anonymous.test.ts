@@ -5,6 +5,7 @@ import { BOUNDARY, multipart } from "./files-helpers.ts";
 import { outboxFor } from "./_email.ts";
 import { PASSWORD, refresh } from "./_auth.ts";
 import { runMaintenance } from "../src/maintenance.ts";
+import { storeRows } from "./_store.ts";
 import { authorize, begin, callback, fragmentOf, oauthBackend, useFakeOAuth } from "./oauth-helpers.ts";
 
 const DAY = 24 * 3600 * 1000;
@@ -86,7 +87,7 @@ describe("anonymous tenants (issue 42)", () => {
     t.clock.advance(1 * DAY + 1);
     await runMaintenance(t.backend.core);
     expect(await t.backend.core.db.tenants.findById(t.app.id, idle.tenantId)).toBeUndefined();
-    expect(t.backend.core.sqlite.prepare("SELECT count(*) AS n FROM records WHERE tenant_id = ?").get(idle.tenantId)).toEqual({ n: 0 });
+    expect(await storeRows(t.backend).value("SELECT count(*) FROM records WHERE tenant_id = ?", idle.tenantId)).toBe(0);
     expect(await t.backend.core.db.tenants.findById(t.app.id, active.tenantId)).toBeDefined();
     expect(await t.backend.core.db.tenants.findById(t.app.id, upgraded.tenantId)).toBeDefined();
   });

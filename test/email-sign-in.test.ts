@@ -3,6 +3,7 @@ import type { TenantBackendConfig } from "../src/index.ts";
 import { expectError, signupTenant, startBackend, type TestBackend } from "./_helpers.ts";
 import { outboxFor } from "./_email.ts";
 import { PASSWORD } from "./_auth.ts";
+import { storeRows } from "./_store.ts";
 
 const PAGE = "https://app.example.com/signed-in";
 
@@ -66,7 +67,7 @@ describe("email codes and magic links (issue 42)", () => {
     const t = await emailBackend();
     await ask(t, { email: "hash@example.com", redirectUrl: PAGE });
     const got = (await mailed(t, "hash@example.com"))!;
-    const dump = JSON.stringify(t.backend.core.sqlite.prepare("SELECT * FROM email_sign_ins").all());
+    const dump = JSON.stringify(await storeRows(t.backend).all("SELECT * FROM email_sign_ins"));
     expect(dump).toContain("hash@example.com");
     expect(dump).not.toContain(got.code);
     expect(dump).not.toContain(got.token);

@@ -5,6 +5,7 @@ import { developerSession, expectError, serveHttp, signupTenant, startBackend, t
 import { refresh } from "./_auth.ts";
 import { start as startVerifier } from "../examples/verify-access-token/server.mjs";
 import { RETIRED_KEY_OVERLAP_MS } from "../src/auth/signing-keys.ts";
+import { runCli } from "./_cli.ts";
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
 const part = (token: string, i: 0 | 1) => JSON.parse(Buffer.from(token.split(".")[i]!, "base64url").toString("utf8"));
@@ -124,5 +125,22 @@ describe("access tokens other services verify offline (issue 42)", () => {
     } finally {
       await verifier.close();
     }
+  });
+
+  it("rotates and lists from the CLI; the running server signs with the new key within a minute", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    const oldKid = part(tenant.accessToken, 0).kid;
+    const rotated = await runCli(["app", "rotate-signing-key", t.app.id, "--json", "--data-dir", t.dataDir]);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const r = JSON.parse(rotated.stdout);
+    expect(r).toMatchObject({ kid: expect.stringMatching(/^key_/), previousKid: oldKid });
+    const listed = await runCli(["app", "signing-keys", t.app.id, "--data-dir", t.dataDir]);
+    expect(listed.stdout).toContain(`${r.kid}  current`);
+    expect(listed.stdout).toContain(`${oldKid}  retired`);
+    t.clock.advance(60_000);
+    const next = await refresh(t, tenant.refreshToken);
+    expect(part(next.body.accessToken, 0).kid).toBe(r.kid);
+    expect((await me(t, tenant.accessToken)).status).toBe(200);
   });
 });
