@@ -89,6 +89,10 @@ async function populate(): Promise<Populated> {
   await t.backend.core.db.oauth.linkExisting({ appId: t.app.id, provider: "github", providerAccountId: "gh-42", email: linked.email, emailVerified: true, at: now }, linked.id);
   await t.backend.core.db.billing.saveStripeCustomer(t.app.id, tenant.id, "cus_123", now);
   await t.backend.core.db.billing.recordStripeEvent(t.app.id, "evt_1", "customer.subscription.updated", now);
+  // Sign-in methods of issue 42: an email sign-in waiting for its code, an anonymous tenant.
+  await t.backend.admin.updateApp(t.app.id, { settings: { auth: { emailSignIn: true, anonymous: true } } });
+  expect((await t.request("POST", "/api/v1/auth/email-sign-in", { key: t.app.publishableKey, body: { email: "code@example.com" } })).status).toBe(202);
+  expect((await t.request("POST", "/api/v1/auth/anonymous", { key: t.app.publishableKey, body: {} })).status).toBe(201);
   // Refresh once: the old refresh token is kept as rotated.
   const refreshed = await t.request("POST", "/api/v1/auth/refresh", { key: t.app.publishableKey, body: { refreshToken: tenant.refreshToken } });
   expect(refreshed.status, refreshed.text).toBe(200);
