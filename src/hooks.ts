@@ -16,7 +16,7 @@ export interface HookEvents {
   /** The developer asked to resend a verification email for an app that delivers its own email. */
   "tenant.verificationResent": { app: AppRow; tenant: TenantRow; verifyToken: string; verifyUrl: string; expiresAt: number };
   /** After the tenant's rows are gone. */
-  "tenant.deleted": { app: AppRow; tenantId: string; email: string; locale: string; reason: "self_delete" | "admin_delete" };
+  "tenant.deleted": { app: AppRow; tenantId: string; email: string; locale: string; reason: "self_delete" | "admin_delete" | "anonymous_idle" };
 }
 
 type Handler<K extends keyof HookEvents> = (payload: HookEvents[K]) => unknown;

@@ -1,5 +1,6 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
+import { cleanUpAnonymous } from "./auth/anonymous.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -16,6 +17,8 @@ async function housekeeping(core: Core): Promise<void> {
   await pruneDeliveries(core);
   // MFA tickets and passkey challenges live minutes; an hour past expiry nothing reads them.
   await core.db.mfa.purgeChallenges(core.clock() - HOUR);
+  const anonymous = await cleanUpAnonymous(core);
+  if (anonymous > 0) core.log.info("deleted idle anonymous tenants", { count: anonymous });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import Stripe from "stripe";
 import { buildRequest, developerSession, serveHttp, startBackend, toReply, type Reply, type ReqOptions, type TestBackend } from "./_helpers.ts";
-import { tokenFromOutbox } from "./_email.ts";
+import { outboxFor, tokenFromOutbox } from "./_email.ts";
 import { startFakeOAuth } from "./fake-oauth.ts";
 import { startFakeStripe } from "./fake-stripe.ts";
 import { CLIENTS, REDIRECT, providerSettings } from "./oauth-helpers.ts";
@@ -92,6 +92,29 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: "Bearer nope" } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
+    // Access-token signing keys (issue 42).
+    await call("GET", `/api/v1/apps/${app.id}/.well-known/jwks.json`, {}, 200);
+    await call("GET", "/api/v1/apps/app_nope/.well-known/jwks.json", {}, 404);
+    await call("GET", `${admin}/signing-keys`, { developer: dev }, 200);
+    await call("POST", `${admin}/signing-keys/rotate`, { developer: dev }, 200);
+    // Email sign-in (issue 42).
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com" } }, 403);
+    await call("PATCH", admin, { developer: dev, body: { settings: { auth: { emailSignIn: true } } } }, 200);
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com" } }, 202);
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { email: "code@example.com", code: "12345x" } }, 400);
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com", redirectUrl: REDIRECT } }, 202);
+    const signInLink = (await outboxFor(t, "code@example.com")).find((m) => m.kind === "sign-in")!.link!;
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { token: new URLSearchParams(new URL(signInLink).hash.slice(1)).get("service_email_token") } }, 200);
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { email: "code@example.com", code: "000000" } }, 401);
+    // Anonymous tenants (issue 42).
+    await call("POST", "/api/v1/auth/anonymous", { key: pk, body: {} }, 403);
+    await call("PATCH", admin, { developer: dev, body: { settings: { auth: { anonymous: true } } } }, 200);
+    const anon = await call("POST", "/api/v1/auth/anonymous", { key: pk, body: {} }, 201);
+    const anonBearer = { accessToken: anon.body.accessToken as string, appId: app.id };
+    await call("POST", "/api/v1/auth/anonymous/upgrade-token", { bearer: anonBearer }, 200);
+    await call("POST", "/api/v1/auth/anonymous/upgrade", { bearer: anonBearer, body: { email: "alice@example.com", password: PASSWORD } }, 409);
+    await call("POST", "/api/v1/auth/anonymous/upgrade", { bearer: anonBearer, body: { email: "anon@example.com", password: PASSWORD } }, 200);
+    await call("POST", "/api/v1/auth/anonymous/upgrade-token", { bearer: anonBearer }, 409);
     await call("POST", "/api/v1/auth/resend-verification", { bearer, body: {} }, 200);
     await call("POST", `${admin}/tenants/${aliceId}/resend-verification`, { developer: dev }, 200);
     const verifyToken = await tokenFromOutbox(t, "alice@example.com", "verify");

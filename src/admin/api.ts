@@ -8,6 +8,7 @@ import { getDelivery, listDeliveries } from "../webhooks/deliveries.ts";
 import { deleteTenant } from "../account/delete.ts";
 import { fail } from "../errors.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
+import { listSigningKeys, rotateSigningKey } from "../auth/signing-key-routes.ts";
 
 /** `backend.admin`: what the admin API and the CLI can do, as plain async functions. */
 export function createAdminApi(core: Core) {
@@ -78,6 +79,13 @@ export function createAdminApi(core: Core) {
       const tenant = await requireTenantRef(core, app, tenantRef);
       await deleteTenant(core, app, tenant.id, "admin_delete");
       return { tenantId: tenant.id, email: tenant.email };
+    },
+    /** A new access-token signing key; the previous one verifies until its tokens have expired. */
+    async rotateSigningKey(ref: string) {
+      return rotateSigningKey(core, await requireAppRef(core, ref));
+    },
+    async listSigningKeys(ref: string) {
+      return listSigningKeys(core, await requireAppRef(core, ref));
     },
   };
 }

@@ -22,6 +22,9 @@ import { registerAuthPages } from "./pages.ts";
 import { finishSignIn, signInReply } from "./sign-in-finish.ts";
 import { registerMfaRoutes } from "./mfa/routes.ts";
 import { registerPasskeyRoutes } from "./passkeys/routes.ts";
+import { registerSigningKeyRoutes } from "./signing-key-routes.ts";
+import { registerEmailSignInRoutes } from "./email-code/routes.ts";
+import { registerAnonymousRoutes } from "./anonymous-routes.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
@@ -164,4 +167,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
   registerAuthPages(router, core);
   registerMfaRoutes(router, core);
   registerPasskeyRoutes(router, core);
+  registerSigningKeyRoutes(router, core);
+  registerEmailSignInRoutes(router, core);
+  registerAnonymousRoutes(router, core);
 }

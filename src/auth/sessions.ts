@@ -5,6 +5,7 @@ import type { Core } from "../core.ts";
 import type { AppRow, NewSession, TenantRow } from "../db/types.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "./access-token.ts";
 import { jsonString } from "../tools/json-string.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 
 export const REFRESH_TTL_SECONDS = 90 * 24 * 3600;
 /** Default for `refreshReuseGraceSeconds`: long enough for tabs refreshing at once, short for a thief. */
@@ -25,17 +26,14 @@ export function newSession(now: number, authMethods?: string): { session: NewSes
   };
 }
 
-export function issueAccessToken(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string): string {
-  return core.accessTokens.issue({ sub: tenant.id, app: tenant.appId, sid: sessionId, pid: tenant.parentTenantId }, core.clock()).token;
-}
-
-export function tokenPair(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string, refreshToken: string): TokenPair {
-  return {
-    accessToken: issueAccessToken(core, tenant, sessionId),
+/** Signed with the app's current key: at once when this process holds it (src/awaitable.ts). */
+export function tokenPair(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string, refreshToken: string): Awaitable<TokenPair> {
+  return andThen(core.signingKeys.signer(tenant.appId), (signer) => ({
+    accessToken: core.accessTokens.issue({ sub: tenant.id, app: tenant.appId, sid: sessionId, pid: tenant.parentTenantId }, core.clock(), signer).token,
     refreshToken,
     expiresIn: ACCESS_TOKEN_TTL_SECONDS,
     refreshExpiresIn: REFRESH_TTL_SECONDS,
-  };
+  }));
 }
 
 /**

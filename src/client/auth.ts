@@ -9,14 +9,17 @@ export interface SignUpInput {
   inviteToken?: string;
 }
 
+/** Keeps the session of a sign-in reply; resolves to its tenant. */
+export async function keepSession(core: Core, reply: AuthReply): Promise<Tenant> {
+  const session: Session = { accessToken: reply.accessToken, refreshToken: reply.refreshToken, tenant: reply.tenant };
+  await core.setSession(session, "SIGNED_IN");
+  return reply.tenant;
+}
+
 /** Sign-up, sign-in, the session, and the email flows. */
 export function authApi(core: Core) {
   const { request } = core;
-  const signedIn = async (reply: AuthReply) => {
-    const session: Session = { accessToken: reply.accessToken, refreshToken: reply.refreshToken, tenant: reply.tenant };
-    await core.setSession(session, "SIGNED_IN");
-    return reply.tenant;
-  };
+  const signedIn = (reply: AuthReply) => keepSession(core, reply);
   return {
     /** Creates the account and signs in; resolves to the new tenant. */
     signUp: async (input: SignUpInput): Promise<Tenant> => signedIn(await request<AuthReply>("POST", "/api/v1/auth/signup", { auth: "key", body: input })),

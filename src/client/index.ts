@@ -6,6 +6,7 @@ import { createCore, type ClientOptions } from "./core.ts";
 import { authApi } from "./auth.ts";
 import { mfaApi } from "./mfa.ts";
 import { oauthApi } from "./oauth.ts";
+import { signInApi } from "./sign-in.ts";
 import { collectionApi, readShared } from "./data.ts";
 import { filesApi } from "./files.ts";
 import { billingApi } from "./billing.ts";
@@ -30,7 +31,7 @@ export type Collection<T extends object = JsonObject> = ReturnType<typeof collec
 export function createClient(options: ClientOptions) {
   const core = createCore(options);
   return {
-    auth: { ...authApi(core), ...mfaApi(core, options.credentials) },
+    auth: { ...authApi(core), ...mfaApi(core, options.credentials), ...signInApi(core) },
     ...oauthApi(core),
     /** A collection of the tenant's records; `T` types each record's `data` (and the filters). */
     collection: <T extends object = JsonObject>(name: string) => collectionApi<T>(core, name),

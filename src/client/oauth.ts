@@ -1,7 +1,8 @@
 import type { Core } from "./core.ts";
 import type { Session } from "./types.ts";
 
-export type OAuthProvider = "google" | "github" | "apple" | "microsoft" | "facebook" | "discord" | "twitter";
+/** The built-in providers, and `oidc`: the app's own OpenID Connect issuer. */
+export type OAuthProvider = "google" | "github" | "apple" | "microsoft" | "facebook" | "discord" | "twitter" | "oidc";
 
 /**
  * The return trip's outcome. Besides the server's error codes: `invalid_state` when the
@@ -48,11 +49,13 @@ export function oauthApi(core: Core) {
      * The URL that starts social login; navigate the browser (or a popup) to it. Keeps a
      * random state in `flowStorage` (this tab's sessionStorage) that the return must carry.
      */
-    oauthUrl(provider: OAuthProvider, opts: { redirect: string; inviteToken?: string }): string {
+    oauthUrl(provider: OAuthProvider, opts: { redirect: string; inviteToken?: string; upgradeToken?: string }): string {
       const state = newState();
       core.flowStorage.setItem(stateKey, state);
       const q = new URLSearchParams({ appId: core.options.appId, redirect: opts.redirect });
       if (opts.inviteToken) q.set("inviteToken", opts.inviteToken);
+      // From auth.anonymousUpgradeToken(): the provider account joins this anonymous tenant.
+      if (opts.upgradeToken) q.set("upgradeToken", opts.upgradeToken);
       q.set("state", state);
       return `${core.base}/api/v1/auth/oauth/${encodeURIComponent(provider)}?${q}`;
     },

@@ -47,6 +47,9 @@ import type {
   SeatCounts,
   SessionState,
   ShareLinkRow,
+  SigningKeyRow,
+  EmailSignInRow,
+  EmailSignInOutcome,
   SubscriptionRow,
   SubscriptionSource,
   TenantListFilter,
@@ -465,6 +468,8 @@ export interface Repositories {
   family: FamilyRepository;
   admin: AdminRepository;
   mfa: MfaRepository;
+  signingKeys: SigningKeysRepository;
+  signIn: SignInRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
 }
@@ -507,4 +512,42 @@ export interface MfaRepository {
   changePassword(appId: string, tenantId: string, passwordHash: string, keepSessionId: string, now: number): Promise<void>;
   /** Records a fresh authentication on the session (re-authentication, a second factor). */
   markAuthenticated(sessionId: string, at: number, methods: string): Promise<void>;
+}
+
+export interface SigningKeysRepository {
+  /** The app's keys: the current one first, then the retired, newest first. */
+  listForApp(appId: string): Promise<SigningKeyRow[]>;
+  findByKid(kid: string): Promise<SigningKeyRow | undefined>;
+  /** Adds the app's first current key unless another was added meanwhile; the current key either way. */
+  insertFirst(key: SigningKeyRow): Promise<SigningKeyRow>;
+  /** Retires the current key at `key.createdAt`, drops keys retired before `dropRetiredBefore`, adds `key` as current. */
+  rotate(key: SigningKeyRow, dropRetiredBefore: number): Promise<void>;
+}
+
+/** Email sign-in and anonymous tenants (issue 42 part B). */
+export interface SignInRepository {
+  /** Stores a request, replacing the address's older ones and dropping the app's expired ones. */
+  issueEmailSignIn(row: EmailSignInRow, now: number): Promise<void>;
+  /** Uses the request whose link this is. */
+  consumeEmailLink(appId: string, linkHash: string, now: number): Promise<EmailSignInOutcome>;
+  /**
+   * Uses the address's live request when `codeHash` is its code; a wrong code counts an
+   * attempt, and the request dies at `maxAttempts`.
+   */
+  consumeEmailCode(appId: string, email: string, codeHash: string, now: number, maxAttempts: number): Promise<EmailSignInOutcome>;
+  /**
+   * The tenant proved its inbox. Not verified before: now verified, and its password and
+   * sessions go (whoever set them never proved the address: the pre-registration takeover).
+   */
+  proveInbox(appId: string, tenantId: string, now: number): Promise<void>;
+  /** Inserts a tenant without a session (the sign-in then starts one); `anonymous` marks it so. */
+  createTenant(tenant: TenantRow, anonymous: boolean): Promise<void>;
+  isAnonymous(appId: string, tenantId: string): Promise<boolean>;
+  /**
+   * Gives an anonymous tenant its email (and password hash, or null), atomically with its
+   * leaving the anonymous list; false when it is not anonymous (any more). Throws on a taken email.
+   */
+  upgradeAnonymous(appId: string, tenantId: string, email: string, passwordHash: string | null, verifiedAt: number | null, link?: OAuthLink): Promise<boolean>;
+  /** The app's anonymous tenants made, signed in and refreshed last before `idleBefore`, oldest first. */
+  idleAnonymous(appId: string, idleBefore: number, limit: number): Promise<string[]>;
 }

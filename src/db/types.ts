@@ -521,3 +521,29 @@ export interface SessionAuth {
   authenticatedAt: number;
   methods: string | null;
 }
+// signing keys
+
+export interface SigningKeyRow {
+  kid: string;
+  appId: string;
+  /** the raw Ed25519 public key, base64url (a JWK's `x`) */
+  publicKey: string;
+  /** the PKCS #8 private key, sealed with the context `${appId}:${kid}` */
+  privateKeySealed: string;
+  createdAt: number;
+  retiredAt: number | null;
+}
+
+// email sign-in and anonymous tenants
+
+export interface EmailSignInRow {
+  id: string;
+  appId: string;
+  email: string;
+  linkHash: string;
+  codeHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type EmailSignInOutcome = { ok: true; email: string } | { ok: false; reason: "unknown" | "used" | "expired" | "attempts" };

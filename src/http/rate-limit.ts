@@ -19,7 +19,10 @@ export type RateLimitedEndpoint =
   | "developer-login"
   | "oauth-start"
   | "mfa"
-  | "passkey";
+  | "passkey"
+  | "email-sign-in"
+  | "email-sign-in-verify"
+  | "anonymous";
 
 interface Window {
   count: number;

@@ -9,6 +9,7 @@ import { readIdentity, type CallbackExtras, type Identity } from "./identity.ts"
 import { allowedRedirect, withFragment } from "./redirect.ts";
 import { bindingCookie } from "./cookie.ts";
 import { signIn } from "./sign-in.ts";
+import { isUpgradeToken, readUpgradeToken, upgradeWithProvider } from "../auth/anonymous.ts";
 
 export const STATE_TTL_MS = 10 * 60 * 1000;
 
@@ -33,10 +34,14 @@ function cookieFor(core: Core, provider: OAuthProviderName, value: string, maxAg
 export async function startOAuth(
   core: Core,
   provider: OAuthProviderName,
-  input: { appId: string; redirect?: string; inviteToken?: string; state?: string },
+  input: { appId: string; redirect?: string; inviteToken?: string; upgradeToken?: string; state?: string },
 ): Promise<BrowserStep> {
   const app = await core.db.apps.findById(input.appId);
   if (!app) throw fail("not_found", `No app with id ${input.appId}.`);
+  if (input.upgradeToken !== undefined) {
+    if (input.inviteToken !== undefined) throw fail("invalid_request", "Give inviteToken or upgradeToken, not both: an upgrade keeps the anonymous account.");
+    readUpgradeToken(core, app, input.upgradeToken);
+  }
   const redirect = allowedRedirect(app, input.redirect);
   const config = providerConfig(core, app, provider);
   const def = PROVIDERS[provider];
@@ -44,13 +49,14 @@ export async function startOAuth(
   const verifier = def.pkce ? generateCodeVerifier() : null;
   const binding = newToken();
   const now = core.clock();
-  const location = def.authorizationUrl(config, state, verifier, config.scopes ?? def.scopes).href;
+  const location = (await def.authorizationUrl(config, state, verifier, config.scopes ?? def.scopes)).href;
   await core.db.oauth.createState({
     stateHash: hashToken(state),
     appId: app.id,
     provider,
     redirectUrl: redirect,
-    inviteToken: input.inviteToken ? core.secrets.seal(input.inviteToken, app.id) : null,
+    // The sealed token of the flow: an invite, or an anonymous tenant's upgrade token (aup_…).
+    inviteToken: (input.upgradeToken ?? input.inviteToken) ? core.secrets.seal((input.upgradeToken ?? input.inviteToken)!, app.id) : null,
     codeVerifier: verifier ? core.secrets.seal(verifier, app.id) : null,
     browserHash: hashToken(binding),
     createdAt: now,
@@ -112,7 +118,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
     const verifier = state.codeVerifier ? core.secrets.open(state.codeVerifier, app.id) : null;
     let identity: Identity;
     try {
-      const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier);
+      const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier, input.extras.iss);
       identity = await readIdentity(provider, tokens, config, input.extras);
     } catch (e) {
       if (HTTPError.isError(e)) throw e;
@@ -120,7 +126,10 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
       throw fail("provider_error", `${provider} did not accept the sign-in.`);
     }
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
-    const { tokens, mfa } = await signIn(core, app, provider, identity, inviteToken);
+    const { tokens, mfa } =
+      inviteToken !== null && isUpgradeToken(inviteToken)
+        ? await upgradeWithProvider(core, app, provider, identity, inviteToken)
+        : await signIn(core, app, provider, identity, inviteToken);
     // A second factor is due: the app answers the ticket with POST /api/v1/auth/mfa/verify.
     const fragment = mfa
       ? { service_oauth: "mfa_required", service_mfa_ticket: mfa.mfaTicket, service_mfa_methods: mfa.methods.join(","), ...echo }

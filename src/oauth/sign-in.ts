@@ -11,7 +11,7 @@ import { checkSignupInvite } from "./invite-hook.ts";
 import { isUniqueViolation } from "../db/shared.ts";
 
 /** Stands in for the email of an account whose provider shares none; `.invalid` never delivers. */
-function placeholderEmail(provider: OAuthProviderName, id: string): string {
+export function placeholderEmail(provider: OAuthProviderName, id: string): string {
   const local = /^[a-z0-9._-]{1,64}$/.test(id) ? id : hashToken(id).slice(0, 32);
   return `${provider}-${local}@oauth.invalid`;
 }
@@ -69,5 +69,5 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
   });
   // The address is either vouched for or a placeholder that never delivers: nothing to verify.
   await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail: false, provider });
-  return { tenant, tokens: tokenPair(core, tenant, session.id, refreshToken) };
+  return { tenant, tokens: await tokenPair(core, tenant, session.id, refreshToken) };
 }

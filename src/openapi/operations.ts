@@ -21,6 +21,7 @@ import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply } from "./mfa-operations.ts";
+import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
 
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
@@ -201,13 +202,14 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
   ...MFA_OPERATIONS,
+  ...SIGN_IN_OPERATIONS,
 ];
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */
 export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }> = {
   "tenant.deleted": {
     summary: "A tenant was deleted (by itself or by the developer); `email` was captured before deletion.",
-    payload: v.strictObject({ reason: v.picklist(["self_delete", "admin_delete"]), locale: v.nullable(v.string()) }),
+    payload: v.strictObject({ reason: v.picklist(["self_delete", "admin_delete", "anonymous_idle"]), locale: v.nullable(v.string()) }),
   },
   "tenant.email.resend_verification": {
     summary: "A verification email was asked for again; an app that sends its own email uses the token or URL.",

@@ -94,6 +94,11 @@ export const COPY_TABLES: CopyTable[] = [
     id: "text", app_id: "text", tenant_id: "text", credential_id: "text", public_key: "text", counter: "int", transports: "text", name: "text", created_at: "int", last_used_at: "int",
   }),
   t("auth_challenges", ["hash"], { hash: "text", app_id: "text", tenant_id: "text", kind: "text", data: "text", attempts: "int", created_at: "int", expires_at: "int", used_at: "int" }),
+  t("signing_keys", ["kid"], { kid: "text", app_id: "text", public_key: "text", private_key_sealed: "text", created_at: "int", retired_at: "int" }),
+  t("email_sign_ins", ["id"], {
+    id: "text", app_id: "text", email: "text", link_hash: "text", code_hash: "text", attempts: "int", created_at: "int", expires_at: "int", used_at: "int",
+  }),
+  t("anonymous_tenants", ["tenant_id"], { tenant_id: "text", app_id: "text", created_at: "int" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */

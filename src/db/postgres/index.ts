@@ -22,6 +22,8 @@ import { createPgClusterRepo } from "./cluster.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
+import { createPgSigningKeysRepo } from "./signing-keys.ts";
+import { createPgSignInRepo } from "./sign-in.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -51,6 +53,8 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     admin: createPgAdminRepo(sql),
     mfa: createPgMfaRepo(sql),
     cluster: createPgClusterRepo(sql),
+    signingKeys: createPgSigningKeysRepo(sql),
+    signIn: createPgSignInRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;
 }
@@ -122,5 +126,9 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
     apps: announcing(repos.apps, changes, { remove: EVERYTHING }),
     // A password change ends the tenant's other sessions.
     mfa: announcing(repos.mfa, changes, { changePassword: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)] }),
+    signIn: announcing(repos.signIn, changes, {
+      proveInbox: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)],
+      upgradeAnonymous: ([, tenantId]) => tenant(tenantId as string),
+    }),
   };
 }

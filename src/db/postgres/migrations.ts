@@ -7,6 +7,7 @@ import { listOrderIndexesSchema } from "./schema-4.ts";
 import { recordScopesSchema } from "./schema-5.ts";
 import { knownDevicesSchema } from "./schema-6.ts";
 import { recordScopeStripesSchema } from "./schema-7.ts";
+import { signInSchema } from "./schema-9.ts";
 
 export interface PgMigration {
   version: number;
@@ -27,6 +28,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 6, name: "login-devices", sql: knownDevicesSchema },
   { version: 7, name: "record-scope-stripes", sql: recordScopeStripesSchema },
   { version: 8, name: "mfa-passkeys", sql: mfaSchema },
+  { version: 9, name: "sign-in", sql: signInSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */

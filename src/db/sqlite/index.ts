@@ -18,6 +18,8 @@ import { createAdminRepo } from "./admin.ts";
 import { readSettings } from "../../apps/settings.ts";
 import { gateWrites } from "./write-gate.ts";
 import { createMfaRepo } from "./mfa.ts";
+import { createSigningKeysRepo } from "./signing-keys.ts";
+import { createSignInRepo } from "./sign-in.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
@@ -44,6 +46,8 @@ export function createRepositories(sqlite: SqliteDb) {
     family: createFamilyRepo(sqlite),
     admin: createAdminRepo(sqlite),
     mfa: createMfaRepo(sqlite),
+    signingKeys: createSigningKeysRepo(sqlite),
+    signIn: createSignInRepo(sqlite),
   });
 }
 
