@@ -16,17 +16,14 @@ import { createFamilyRepo } from "./family.ts";
 import { createMetaRepo } from "./meta.ts";
 import { createAdminRepo } from "./admin.ts";
 import { readSettings } from "../../apps/settings.ts";
-import { gateWrites } from "./write-gate.ts";
 import { createMfaRepo } from "./mfa.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
- * atomic on its own, so another SQL engine can stand behind the same signatures. While an
- * automatic index builds, a method that meets the build's write lock waits for it and runs
- * again (write-gate.ts).
+ * atomic on its own, so another SQL engine can stand behind the same signatures.
  */
 export function createRepositories(sqlite: SqliteDb) {
-  return gateWrites(sqlite, {
+  return {
     meta: createMetaRepo(sqlite),
     apps: createAppsRepo(sqlite, readSettings),
     developers: createDevelopersRepo(sqlite),
@@ -44,7 +41,7 @@ export function createRepositories(sqlite: SqliteDb) {
     family: createFamilyRepo(sqlite),
     admin: createAdminRepo(sqlite),
     mfa: createMfaRepo(sqlite),
-  });
+  };
 }
 
 /** Areas see the engine-neutral interfaces (repositories.ts); sqlite-conformance.ts checks the SQLite side. */

@@ -12,6 +12,7 @@ import { securitySchema } from "./schema/security.ts";
 import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
 import { recordAutoIndexesSchema } from "./schema/record-auto-indexes.ts";
 import { mfaSchema } from "./schema/mfa.ts";
+import { recordFieldIndexesSchema } from "./schema/record-field-indexes.ts";
 
 export interface Migration {
   version: number;
@@ -37,6 +38,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, name: "webhook-delivery-bodies", sql: deliveryBodiesSchema },
   { version: 12, name: "record-auto-indexes", sql: recordAutoIndexesSchema },
   { version: 14, name: "mfa-passkeys", sql: mfaSchema },
+  { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
 ];
 
 /**
