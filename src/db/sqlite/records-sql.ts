@@ -163,6 +163,20 @@ export function whereSql(scope: RecordScope, conditions: Condition[], driver?: D
 }
 
 /**
+ * What counts a list's matches. When every condition is on the driving index's field, its
+ * entries alone answer (the index covers them) without reading each matching record; the
+ * entries mirror the records (their triggers), so the count is the same.
+ */
+export function countSql(scope: RecordScope, conditions: Condition[], driver: Driver | undefined): { from: string; where: Fragment } {
+  const own = driver && conditions.every((c) => c.target.kind === "field" && c.target.path === driver.path);
+  if (!own) return { from: fromSql(driver), where: whereSql(scope, conditions, driver) };
+  if (!Number.isSafeInteger(driver.ix)) throw new Error(`records-sql: refusing index ${driver.ix}`);
+  const parts = [{ sql: `e.ix = ${driver.ix} AND e.rec_tenant = ?`, params: [scope.tenantId] as unknown[] }];
+  for (const c of conditions) if (c.target.kind === "field") parts.push(fieldCondition(c.target.path, c.op, c.value, driver));
+  return { from: "record_field_entries AS e", where: join(parts, " AND ") };
+}
+
+/**
  * Whether the filter lets only one type of value through for `path`. Then the rank term
  * is the same for every row and is left out of ORDER BY: SQLite does not see on its own
  * that an expression pinned by equality is constant, and would sort instead of walking

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
-import { chooseDriver, fromSql, orderSql, TENANT_PARAM, whereSql, type Driver, type Fragment } from "./records-sql.ts";
+import { chooseDriver, countSql, fromSql, orderSql, TENANT_PARAM, whereSql, type Driver, type Fragment } from "./records-sql.ts";
 import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import { LEGACY_INDEX_NAME } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
@@ -44,11 +44,11 @@ const STATEMENT_CACHE_SIZE = 500;
  * compiling request's tenant at TENANT_PARAM; each call puts its own there.
  */
 interface ListPlan {
-  from: string;
-  where: Fragment;
   page: Statement;
   args: unknown[];
   count?: Statement;
+  /** what count reads (records-sql.ts countSql) */
+  counted: { from: string; where: Fragment };
   /** the totals cache's key: the parsed filter decides the matches, whatever SQL it compiled to */
   filterKey: string;
   /** indexableFields of the filter and sort */
@@ -185,13 +185,12 @@ export function createRecordsRepo(db: SqliteDb) {
     const order = orderSql(conditions, sort, driver);
     const from = fromSql(driver);
     return {
-      from,
-      where,
       page: stmt(pageSql(from, where, order, limit), true),
       args: [...where.params, ...order.params],
       filterKey: JSON.stringify(conditions),
       fields: indexableFields(conditions, sort),
       ready,
+      counted: countSql(scope, conditions, driver),
     };
   }
 
@@ -262,8 +261,8 @@ export function createRecordsRepo(db: SqliteDb) {
     const version = q.dataVersion.get()!;
     let total = totals.get(scopeKey, plan.filterKey, version);
     if (total === undefined) {
-      plan.count ??= db.prepare(`SELECT COUNT(*) FROM ${plan.from} WHERE ${plan.where.sql}`).pluck();
-      total = exhausted(read, page) ? page.offset + read.records.length : (plan.count.get(...withTenant(plan.where.params, scope.tenantId)) as number);
+      plan.count ??= db.prepare(`SELECT COUNT(*) FROM ${plan.counted.from} WHERE ${plan.counted.where.sql}`).pluck();
+      total = exhausted(read, page) ? page.offset + read.records.length : (plan.count.get(...withTenant(plan.counted.where.params, scope.tenantId)) as number);
       totals.set(scopeKey, plan.filterKey, total, version);
     }
     return { records: read.records, total };
