@@ -6,7 +6,7 @@ import { openDatabase } from "../src/db/sqlite/connection.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
 import { recordScope } from "../src/data/records.ts";
 import type { TenantAuth } from "../src/http/guards.ts";
-import { afterThisTest, buildRequest, developerSession, serveHttp, signupTenant, toReply, type TestTenant } from "./_helpers.ts";
+import { afterThisTest, buildRequest, developerSession, expectError, serveHttp, signupTenant, toReply, type TestTenant } from "./_helpers.ts";
 import { dataBackend, dataClient, listPath } from "./data-helpers.ts";
 
 type Backend = Awaited<ReturnType<typeof dataBackend>>;
@@ -151,7 +151,7 @@ describe("automatic indexes", () => {
     const ix = b.t.backend.core.sqlite.prepare("SELECT ix FROM record_field_indexes WHERE path = 'n'").pluck().get();
     await b.t.backend.admin.updateApp(b.t.app.id, { settings: { collections: { items: { indexed: ["n"] } } } });
     expect(autoIndexFields(b)).toEqual([]);
-    expect(await listed()).toEqual({ declared: [{ collection: "items", field: "n" }], automatic: [] });
+    expect(await listed()).toEqual({ declared: [{ collection: "items", field: "n" }], automatic: [], total: 0, limit: 100, offset: 0 });
     // Not built again: the same entries serve at once.
     expect(b.t.backend.core.sqlite.prepare("SELECT ix FROM record_field_indexes WHERE path = 'n' AND declared = 1 AND build_to IS NULL").pluck().get()).toBe(ix);
     expect(await plan(b, "items", { n: 3 })).toMatch(THROUGH_INDEX);
@@ -198,6 +198,23 @@ describe("automatic indexes", () => {
     expect(listed.filter((i) => i.state === "pending")).toHaveLength(0);
     expect(listed.filter((i) => i.state === "refused")).toHaveLength(MAX_REFUSED_PER_APP);
     expect(listed).toHaveLength(2 + MAX_REFUSED_PER_APP);
+  });
+
+  it("pages the admin list of automatic indexes (issue 39 item 3)", async () => {
+    const b = await dataBackend();
+    const tenants = await largeTenants(b, "items");
+    for (const t of tenants) for (const field of ["a", "b", "c"]) await dataClient(b.t, t).list("items", { filter: { [field]: 1 }, limit: 1 });
+    await settled(b);
+    const token = await developerSession(b.t);
+    const page = (query: string) => b.t.request("GET", `/api/v1/admin/apps/${b.t.app.id}/indexes${query}`, { developer: token });
+    const all = await page("");
+    expect(all.body.automatic.map((i: { field: string }) => i.field)).toEqual(["a", "b", "c"]);
+    expect(all.body).toMatchObject({ total: 3, limit: 100, offset: 0 });
+    const second = await page("?limit=2&offset=2");
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ automatic: [expect.objectContaining({ field: "c", state: "ready" })], total: 3, limit: 2, offset: 2 });
+    expectError(await page("?limit=0"), 400, "invalid_request");
+    expectError(await page("?limit=201"), 400, "invalid_request");
   });
 
   it("drops the app's indexes and their entries when the app is deleted", async () => {

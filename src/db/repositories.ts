@@ -235,6 +235,8 @@ export interface FilesRepository {
   insert(f: FileRow, quotaBytes: number | null): Promise<InsertFileResult>;
   /** Bytes the tenant stores now. */
   usedBytes(appId: string, tenantId: string): Promise<number>;
+  /** Files the tenant stores now. */
+  count(appId: string, tenantId: string): Promise<number>;
   /** The tenant's own file; another tenant's or app's is undefined. */
   find(appId: string, tenantId: string, id: string): Promise<FileRow | undefined>;
   /** Any file by id: the public URL carries only the (unguessable) id. */
