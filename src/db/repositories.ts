@@ -374,6 +374,8 @@ export interface RecordsRepository {
   autoIndexes(appId: string): Promise<AutoIndexInfo[]>;
   /** Resolves once queued automatic index builds have run. */
   autoIndexesSettled(): Promise<void>;
+  /** Closing, where builds can stop halfway and go on at the next start (SQLite); else autoIndexesSettled serves. */
+  stopIndexBuilds?(): Promise<void>;
   /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
   explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]>;
 }

@@ -84,6 +84,7 @@ export function createFieldIndexes(db: SqliteDb) {
   const ready = new Map<string, ReadyIndexes>();
   let version = -1;
   let running: Promise<void> | undefined;
+  let stopped = false;
   let chunk = 1024;
   const listeners: ((row: FieldIndexRow) => void)[] = [];
 
@@ -149,18 +150,21 @@ export function createFieldIndexes(db: SqliteDb) {
   }
 
   function kick(): void {
-    if (running || !db.open) return;
+    if (running || stopped || !db.open) return;
     running = (async () => {
       try {
         // The request that asked is answered first; each chunk then waits for the writes and
         // reads that queued behind the previous one.
         await tick();
-        while (db.open && step()) await tick();
+        while (db.open && !stopped && step()) await tick();
       } finally {
         running = undefined;
       }
     })();
   }
+
+  // Builds and drops a stop cut short go on (resume() also finds entries nothing owns).
+  kick();
 
   function drop(row: FieldIndexRow): void {
     db.transaction(() => {
@@ -226,9 +230,14 @@ export function createFieldIndexes(db: SqliteDb) {
       for (let ix = q.nextIx.get(0); typeof ix === "number"; ix = q.nextIx.get(ix)) if (!rows.has(ix)) q.dropLater.run(ix);
       kick();
     },
-    /** Resolves once no build or drop is left (closing, tests, the benchmark). */
+    /** Resolves once no build or drop is left (tests, the benchmark). */
     async settled(): Promise<void> {
       while (running) await running;
+    },
+    /** Closing: no chunk after the current one. What is left goes on at the next start (resume). */
+    async stop(): Promise<void> {
+      stopped = true;
+      await running;
     },
   };
 }

@@ -386,6 +386,10 @@ export function createRecordsRepo(db: SqliteDb) {
     async autoIndexes(appId: string): Promise<AutoIndexInfo[]> {
       return autos.list(appId);
     },
+    /** Closing: builds and drops stop after their current chunk and go on at the next start. */
+    async stopIndexBuilds(): Promise<void> {
+      await fieldIndexes.stop();
+    },
     /** Resolves once index builds and drops (declared and automatic) have run. */
     async autoIndexesSettled(): Promise<void> {
       await fieldIndexes.settled();
