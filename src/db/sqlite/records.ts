@@ -390,8 +390,9 @@ export function createRecordsRepo(db: SqliteDb) {
     async stopIndexBuilds(): Promise<void> {
       await fieldIndexes.stop();
     },
-    /** Resolves once index builds and drops (declared and automatic) have run. */
+    /** Resolves once index builds and drops (declared and automatic, this process's or left by another) have run. */
     async autoIndexesSettled(): Promise<void> {
+      fieldIndexes.refresh();
       await fieldIndexes.settled();
     },
     /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
