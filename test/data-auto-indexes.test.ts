@@ -354,6 +354,40 @@ describe("index builds in chunks (issue 39 item 2)", () => {
   });
 });
 
+describe("schema 17 on a database from before", () => {
+  it("builds the automatic indexes it had again beside the table, and drops the old expression indexes", async () => {
+    const b = await dataBackend({ items: { indexed: ["n"] } });
+    seed(b, "items", 500);
+    await settled(b);
+    await b.t.backend.close();
+    // The database as tenantd left it before schema 17: an automatic index on `status`, a
+    // declared one on `n`, both expression indexes on records.
+    const old = new Database(b.t.backend.core.sqlite.name);
+    old.exec(`
+      DROP TRIGGER record_field_insert; DROP TRIGGER record_field_update; DROP TRIGGER record_field_delete;
+      DROP TABLE record_field_entries; DROP TABLE record_field_indexes; DROP TABLE record_field_drops;
+      DELETE FROM schema_migrations WHERE version = 17;
+      CREATE TABLE record_auto_indexes (name TEXT PRIMARY KEY, app_id TEXT NOT NULL, collection TEXT NOT NULL, path TEXT NOT NULL,
+        rows INTEGER NOT NULL, build_ms INTEGER NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL, UNIQUE (app_id, collection, path));
+      INSERT INTO record_auto_indexes VALUES ('records_a_000000000000_00000000000000000001', '${b.t.app.id}', 'items', 'status', 500, 1, 1, 1);
+      CREATE INDEX records_a_000000000000_00000000000000000001 ON records (app_id, tenant_id, collection, json_extract(data, '$."status"')) WHERE app_id = '${b.t.app.id}';
+      CREATE INDEX records_f_000000000000_00000000000000000002 ON records (app_id, tenant_id, collection, json_extract(data, '$."n"')) WHERE app_id = '${b.t.app.id}';
+    `);
+    old.close();
+
+    const again = await createTenantBackend({ dataDir: b.t.dataDir, logger: "silent", argon2: TEST_ARGON2, ...(await testStoreConfig(b.t.dataDir)).config });
+    await again.core.db.records.autoIndexesSettled();
+    const db = again.core.sqlite;
+    expect(db.prepare("SELECT path, declared, build_to IS NULL AS ready FROM record_field_indexes ORDER BY path").all()).toEqual([
+      { path: "n", declared: 1, ready: 1 },
+      { path: "status", declared: 0, ready: 1 },
+    ]);
+    expect(db.prepare("SELECT COUNT(*) FROM record_field_entries").pluck().get()).toBe(1000);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'records^_%^_%' ESCAPE '^' OR name = 'record_auto_indexes'").pluck().all()).toEqual([]);
+    await again.close();
+  });
+});
+
 // SQLite plans a cached statement again after a schema change, with the values bound at that
 // moment: a partial index of one collection must not then serve the next collection bound.
 describe("statements planned again after an index appears", () => {
