@@ -6,6 +6,7 @@ import { effectiveEntitlements } from "../billing/effective.ts";
 /** Entitlement keys that override the app's default quotas (`true`: no cap, `false`: 0). */
 export const RECORDS_ENTITLEMENT = "records";
 export const STORAGE_ENTITLEMENT = "storage_bytes";
+export const FILE_COUNT_ENTITLEMENT = "file_count";
 
 function capOf(value: boolean | number | undefined, fallback: number | null): number | null {
   if (value === true) return null;
@@ -17,6 +18,19 @@ function capOf(value: boolean | number | undefined, fallback: number | null): nu
 export async function storageQuota(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
   const entitlements = await effectiveEntitlements(core, app, tenantId);
   return capOf(entitlements[STORAGE_ENTITLEMENT], app.settings.quotas.storageBytes);
+}
+
+/**
+ * Refuses a new file past the tenant's cap on its number of files: its plan's `file_count`,
+ * else `settings.quotas.files`. Checked before each upload, like the record cap: concurrent
+ * uploads may pass it by a few.
+ */
+export async function requireFileCountQuota(core: Core, app: AppRow, tenantId: string): Promise<void> {
+  const entitlements = await effectiveEntitlements(core, app, tenantId);
+  const cap = capOf(entitlements[FILE_COUNT_ENTITLEMENT], app.settings.quotas.files);
+  if (cap !== null && (await core.db.files.count(app.id, tenantId)) >= cap) {
+    throw fail("limit_reached", `You have ${cap} files, the most your plan allows. Delete files or upgrade the plan.`);
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
 import type { AppRow, TenantRow } from "../db/types.ts";
 
-const whole = (min: number, max: number, name: string) =>
+export const whole = (min: number, max: number, name: string) =>
   v.pipe(v.string(`${name} must appear once`), v.regex(/^\d{1,16}$/, `${name} must be a whole number`), v.transform(Number), v.minValue(min, `${name} must be at least ${min}`), v.maxValue(max, `${name} must be at most ${max}`));
 const isoDate = (name: string) =>
   v.pipe(v.string(`${name} must appear once`), v.check((s) => !Number.isNaN(Date.parse(s)), `${name} must be a date like 2026-01-31 or an ISO 8601 time`), v.transform((s) => Date.parse(s)));

@@ -238,6 +238,8 @@ export interface FilesRepository {
   insert(f: FileRow, quotaBytes: number | null): Promise<InsertFileResult>;
   /** Bytes the tenant stores now. */
   usedBytes(appId: string, tenantId: string): Promise<number>;
+  /** Files the tenant stores now. */
+  count(appId: string, tenantId: string): Promise<number>;
   /** The tenant's own file; another tenant's or app's is undefined. */
   find(appId: string, tenantId: string, id: string): Promise<FileRow | undefined>;
   /** Any file by id: the public URL carries only the (unguessable) id. */
@@ -375,6 +377,8 @@ export interface RecordsRepository {
   autoIndexes(appId: string): Promise<AutoIndexInfo[]>;
   /** Resolves once queued automatic index builds have run. */
   autoIndexesSettled(): Promise<void>;
+  /** Closing, where builds can stop halfway and go on at the next start (SQLite); else autoIndexesSettled serves. */
+  stopIndexBuilds?(): Promise<void>;
   /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
   explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]>;
 }

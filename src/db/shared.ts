@@ -52,3 +52,9 @@ export function challengeOutcome(row: AuthChallengeRow | undefined, now: number)
   if (row.expiresAt <= now) return { ok: false, reason: "expired" };
   return { ok: true, row };
 }
+
+/**
+ * Usage counters (feature keys) a tenant may have per period: each new key is a row, and the
+ * key is the tenant's to choose (issue 39 item 4e).
+ */
+export const MAX_USAGE_KEYS = 100;

@@ -6,6 +6,7 @@ import * as admin from "../admin/routes.ts";
 import { FilesQuery, RecordsQuery, TenantSearchQuery } from "../admin/tenant-routes.ts";
 import { OutboxQuery, TEST_EVENT } from "../admin/tools-routes.ts";
 import * as data from "../data/routes.ts";
+import { IndexesQuery } from "../data/indexes.ts";
 import * as family from "../family/routes.ts";
 import * as oauth from "../oauth/routes.ts";
 import { PlanListQuery } from "../billing/admin-routes.ts";
@@ -198,7 +199,7 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${appAdmin}/webhook-deliveries`, tag: "webhooks", summary: "The delivery log, newest first (optionally of one status)", security: "developer", query: DeliveryListQuery, responses: { 200: s.WebhookDeliveries } },
   { method: "GET", path: `${appAdmin}/webhook-deliveries/:deliveryId`, tag: "webhooks", summary: "One delivery with the exact body it sent", security: "developer", responses: { 200: s.WebhookDelivery },
     description: "`body` is the raw JSON text that was signed and sent (for `invalid_config`, the text that would have been), so a signature can be re-verified against it; `null` with `bodyNote` saying why when it is not kept (bodies are kept 30 days, rows 90)." },
-  { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
+  { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", query: IndexesQuery, responses: { 200: s.RecordIndexes } },
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
   ...MFA_OPERATIONS,

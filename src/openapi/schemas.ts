@@ -230,6 +230,9 @@ export const RecordIndexes = obj({
       lastUsedAt: isoOrNull,
     }),
   ),
+  total: v.number(),
+  limit: v.number(),
+  offset: v.number(),
 });
 export const Health = obj({ status: v.literal("ok"), version: v.string() });
 export const Ready = obj({ status: v.literal("ready"), version: v.string() });

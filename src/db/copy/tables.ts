@@ -105,6 +105,9 @@ export const COPY_TABLES: CopyTable[] = [
 export const NOT_COPIED: Record<string, string> = {
   schema_migrations: "each engine's own migration versions; the target is migrated to the current schema before the copy",
   record_auto_indexes: "each engine's bookkeeping of automatic record indexes: rebuilt on the target when lists use the fields again",
+  record_field_indexes: "SQLite's per-field record indexes: declared ones are built again from the copied settings, automatic ones when lists use the fields again",
+  record_field_entries: "the entries of SQLite's per-field record indexes: the target builds its own",
+  record_field_drops: "SQLite's per-field record indexes being dropped: nothing to carry over",
   record_scopes: "PostgreSQL's per-collection record counts and versions: its triggers count the copied records as they are written",
   sqlite_sequence: "SQLite's AUTOINCREMENT counters: follow the copied seq values by themselves",
   change_counters: "PostgreSQL's cache-invalidation counters: the target's count its own changes",

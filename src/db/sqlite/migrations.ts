@@ -13,6 +13,7 @@ import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
 import { recordAutoIndexesSchema } from "./schema/record-auto-indexes.ts";
 import { mfaSchema } from "./schema/mfa.ts";
 import { signInSchema } from "./schema/sign-in.ts";
+import { recordFieldIndexesSchema } from "./schema/record-field-indexes.ts";
 
 export interface Migration {
   version: number;
@@ -39,6 +40,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 12, name: "record-auto-indexes", sql: recordAutoIndexesSchema },
   { version: 14, name: "mfa-passkeys", sql: mfaSchema },
   { version: 15, name: "sign-in", sql: signInSchema },
+  { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
 ];
 
 /**
