@@ -17,6 +17,8 @@ export interface HookEvents {
   "tenant.verificationResent": { app: AppRow; tenant: TenantRow; verifyToken: string; verifyUrl: string; expiresAt: number };
   /** After the tenant's rows are gone. */
   "tenant.deleted": { app: AppRow; tenantId: string; email: string; locale: string; reason: "self_delete" | "admin_delete" };
+  /** A client's wrong passwords on an account just reached the count where it must wait (`account` as login-backoff.ts keys it). */
+  "signIn.backoffStarted": { account: string; client: string; failures: number };
 }
 
 type Handler<K extends keyof HookEvents> = (payload: HookEvents[K]) => unknown;

@@ -1,5 +1,6 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
+import { pruneAudit } from "./audit/retention.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -14,6 +15,7 @@ async function housekeeping(core: Core): Promise<void> {
   const purged = await core.db.sessions.purge(core.clock() - SESSION_RETENTION_MS);
   if (purged > 0) core.log.info("purged old sessions", { count: purged });
   await pruneDeliveries(core);
+  await pruneAudit(core);
 }
 
 /**

@@ -33,7 +33,7 @@ describe("OpenAPI document", () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     // The two tenant events, and the developer's test event, are described for receivers.
-    expect(Object.keys(res.body.webhooks).sort()).toEqual(["tenant.deleted", "tenant.email.resend_verification", "webhook.test"]);
+    expect(Object.keys(res.body.webhooks).sort()).toEqual(["audit.entry", "tenant.deleted", "tenant.email.resend_verification", "webhook.test"]);
   });
 
   it("documents every route the router registers, and nothing else", async () => {

@@ -36,3 +36,6 @@ export function valueAtPath(data: unknown, path: string): Json | undefined {
   }
   return node as Json;
 }
+
+/** The previous hash of an app's first audit entry. */
+export const AUDIT_GENESIS = "0".repeat(64);

@@ -9,6 +9,7 @@ import { readIdentity, type CallbackExtras, type Identity } from "./identity.ts"
 import { allowedRedirect, withFragment } from "./redirect.ts";
 import { bindingCookie } from "./cookie.ts";
 import { signIn } from "./sign-in.ts";
+import { auditSignIn } from "../audit/install.ts";
 
 export const STATE_TTL_MS = 10 * 60 * 1000;
 
@@ -121,6 +122,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
     }
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
     const tokens = await signIn(core, app, provider, identity, inviteToken);
+    await auditSignIn(core, app.id, tokens.accessToken, `oauth:${provider}`);
     return {
       location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo }),
       cookie: clear,

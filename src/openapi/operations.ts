@@ -20,6 +20,7 @@ import { DeliveryListQuery } from "../webhooks/deliveries.ts";
 import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
+import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
@@ -198,6 +199,11 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
+
+  // Audit trail (docs/audit.md).
+  { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
+    description: "`action` is one action or a prefix ending in `*` (`tenant.*`); `cursor` is the previous page's `nextCursor`. Each entry's `hash` seals it and the entry before it (`tenantd audit verify`)." },
+  { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },
 ];
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */
@@ -209,6 +215,10 @@ export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }
   "tenant.email.resend_verification": {
     summary: "A verification email was asked for again; an app that sends its own email uses the token or URL.",
     payload: v.strictObject({ verifyToken: v.string(), verifyUrl: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()) }),
+  },
+  "audit.entry": {
+    summary: "An entry was added to the app's audit trail (only when the app sets `audit.webhook: true`). `email` is null.",
+    payload: v.strictObject({ entry: s.AuditEntry }),
   },
   [TEST_EVENT]: {
     summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",

@@ -266,3 +266,31 @@ export const WebhookEvent = obj({
   email: v.nullable(v.string()),
   payload: JsonObject,
 });
+
+export const AuditEntry = obj({
+  id: v.string(),
+  seq: v.number(),
+  at: iso,
+  actor: obj({ type: v.picklist(["developer", "tenant", "operator", "system"]), id: v.nullable(v.string()) }),
+  action: v.string(),
+  tenantId: v.nullable(v.string()),
+  target: v.nullable(v.string()),
+  ip: v.nullable(v.string()),
+  client: v.nullable(v.string()),
+  requestId: v.nullable(v.string()),
+  details: v.nullable(JsonObject),
+  hash: v.string(),
+  prevHash: v.string(),
+});
+export const AuditPage = obj({ entries: v.array(AuditEntry), nextCursor: v.nullable(v.string()) });
+export const ActivityEntry = obj({
+  id: v.string(),
+  at: iso,
+  action: v.string(),
+  /** `you`, or who else acted on the account: developer, operator, system */
+  actor: v.string(),
+  ip: v.nullable(v.string()),
+  client: v.nullable(v.string()),
+  details: v.nullable(JsonObject),
+});
+export const ActivityPage = obj({ activity: v.array(ActivityEntry), nextCursor: v.nullable(v.string()) });

@@ -18,6 +18,7 @@ import { createPgFamilyRepo } from "./family.ts";
 import { createPgRecordsRepo } from "./records.ts";
 import { createPgAdminRepo } from "./admin.ts";
 import { createPgClusterRepo } from "./cluster.ts";
+import { createPgAuditRepo, createPgCronRepo } from "./audit.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
@@ -50,6 +51,8 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     family: createPgFamilyRepo(sql),
     records: createPgRecordsRepo(sql, folds, changes),
     admin: createPgAdminRepo(sql),
+    audit: createPgAuditRepo(sql),
+    cron: createPgCronRepo(sql),
     cluster: createPgClusterRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;

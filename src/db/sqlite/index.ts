@@ -15,6 +15,7 @@ import { createInvitesRepo } from "./invites.ts";
 import { createFamilyRepo } from "./family.ts";
 import { createMetaRepo } from "./meta.ts";
 import { createAdminRepo } from "./admin.ts";
+import { createAuditRepo, createCronRepo } from "./audit.ts";
 import { readSettings } from "../../apps/settings.ts";
 import { gateWrites } from "./write-gate.ts";
 
@@ -42,6 +43,8 @@ export function createRepositories(sqlite: SqliteDb) {
     invites: createInvitesRepo(sqlite),
     family: createFamilyRepo(sqlite),
     admin: createAdminRepo(sqlite),
+    audit: createAuditRepo(sqlite),
+    cron: createCronRepo(sqlite),
   });
 }
 
