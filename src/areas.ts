@@ -13,6 +13,7 @@ import { registerFamilyRoutes } from "./family/routes.ts";
 import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerLandingRoute } from "./http/landing.ts";
 import { registerAuditRoutes } from "./audit/routes.ts";
+import { registerExportRoutes } from "./export/routes.ts";
 
 /** Every area's HTTP routes. */
 export function registerAreaRoutes(router: Router, core: Core): void {
@@ -27,6 +28,7 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerWebhooksRoutes(router, core);
   registerAdminRoutes(router, core);
   registerAuditRoutes(router, core);
+  registerExportRoutes(router, core);
   registerOpenApiRoutes(router, core);
   registerLandingRoute(router);
 }

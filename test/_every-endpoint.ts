@@ -88,6 +88,7 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", "/api/v1/auth/me", { bearer }, 200);
     await call("GET", "/api/v1/auth/me", {}, 401);
     await call("GET", "/api/v1/account/activity?limit=5", { bearer }, 200);
+    await call("GET", "/api/v1/account/export", { bearer }, 200);
     await call("GET", "/api/v1/account/activity?cursor=x", { bearer }, 400);
     await call("GET", "/api/v1/account/activity", {}, 401);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);

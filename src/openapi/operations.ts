@@ -25,7 +25,7 @@ import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
 /** A 2xx answer: a JSON schema, or a kind of non-JSON reply. */
-export type Success = Schema | "empty" | "html" | "redirect" | "binary";
+export type Success = Schema | "empty" | "html" | "redirect" | "binary" | "zip";
 
 export interface Operation {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -203,6 +203,8 @@ export const OPERATIONS: Operation[] = [
   // Audit trail (docs/audit.md).
   { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
     description: "`action` is one action or a prefix ending in `*` (`tenant.*`); `cursor` is the previous page's `nextCursor`. Each entry's `hash` seals it and the entry before it (`tenantd audit verify`)." },
+  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict"],
+    description: "Streamed as it is read: nothing is kept on the server, and memory stays flat however large the export. One export per account at a time (`409 conflict` while one is being read). docs/export.md lists the archive's files." },
   { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },
 ];
 
