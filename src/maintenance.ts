@@ -1,6 +1,7 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
 import { pruneAudit } from "./audit/retention.ts";
+import { CRON_RETENTION_MS } from "./server-hooks/cron.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -16,6 +17,7 @@ async function housekeeping(core: Core): Promise<void> {
   if (purged > 0) core.log.info("purged old sessions", { count: purged });
   await pruneDeliveries(core);
   await pruneAudit(core);
+  await core.db.cron.prune(core.clock() - CRON_RETENTION_MS);
 }
 
 /**

@@ -260,6 +260,7 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `${admin}/webhook-deliveries/evt_nope`, { developer: dev }, 404);
     await call("GET", `${admin}/webhook-deliveries?status=failed`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries?status=lost`, { developer: dev }, 400);
+    await call("GET", "/api/v1/admin/cron", { developer: dev }, 200);
     const trail = await call("GET", `${admin}/audit?limit=2`, { developer: dev }, 200);
     await call("GET", `${admin}/audit?action=tenant.*&cursor=${trail.body.nextCursor}`, { developer: dev }, 200);
     await call("GET", `${admin}/audit?limit=0`, { developer: dev }, 400);

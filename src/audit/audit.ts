@@ -101,6 +101,7 @@ export async function audit(core: Core, input: AuditInput): Promise<AuditEntry> 
   if (app?.settings.audit.webhook) {
     await enqueueEvent(core, { appId: app.id, event: "audit.entry", tenantId: entry.tenantId, email: null, payload: { entry } });
   }
+  if (app) await core.hooks.emit("audit.recorded", { app, entry });
   return entry;
 }
 

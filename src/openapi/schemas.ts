@@ -294,3 +294,15 @@ export const ActivityEntry = obj({
   details: v.nullable(JsonObject),
 });
 export const ActivityPage = obj({ activity: v.array(ActivityEntry), nextCursor: v.nullable(v.string()) });
+export const CronRuns = obj({
+  /** the node that answered */
+  node: v.string(),
+  jobs: v.array(
+    obj({
+      name: v.string(),
+      /** null for a job this node does not define (runs of a job since removed, or defined on other nodes only) */
+      schedule: v.nullable(v.string()),
+      runs: v.array(obj({ scheduledAt: iso, node: v.string(), startedAt: iso, finishedAt: isoOrNull, status: v.picklist(["running", "ok", "failed"]), error: v.nullable(v.string()) })),
+    }),
+  ),
+});
