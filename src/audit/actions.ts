@@ -1,3 +1,5 @@
+import type { Core } from "../core.ts";
+import { audit, OPERATOR } from "./audit.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
 
 /**
@@ -20,4 +22,9 @@ function settingPaths(patch: JsonObject): string[] {
     } else paths.push(key);
   }
   return paths.slice(0, 50);
+}
+
+/** An operator's action on the whole store (a backup): one entry in every app's trail, since each app has a chain of its own. */
+export async function auditEveryApp(core: Core, action: string, details: Record<string, unknown>): Promise<void> {
+  for (const app of await core.db.apps.list()) await audit(core, { appId: app.id, action, actor: OPERATOR, details });
 }
