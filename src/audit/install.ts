@@ -1,5 +1,5 @@
 import type { Core } from "../core.ts";
-import { audit } from "./audit.ts";
+import { audit, type AuditOrigin } from "./audit.ts";
 
 /**
  * The audit trail's listeners: a client's wrong passwords on a tenant account reaching the
@@ -24,9 +24,9 @@ export function installAudit(core: Core): void {
 }
 
 /** A sign-in that ends in a redirect carrying tokens (social login): the tenant is the token's subject. */
-export async function auditSignIn(core: Core, appId: string, accessToken: string, method: string): Promise<void> {
+export async function auditSignIn(core: Core, appId: string, accessToken: string, method: string, origin?: AuditOrigin): Promise<void> {
   const verified = core.accessTokens.verify(accessToken, core.clock());
   if (!verified.ok) return;
   const tenantId = verified.claims.sub;
-  await audit(core, { appId, action: "tenant.signed_in", tenantId, actor: { type: "tenant", id: tenantId }, details: { method } });
+  await audit(core, { appId, action: "tenant.signed_in", tenantId, actor: { type: "tenant", id: tenantId }, details: { method }, origin });
 }

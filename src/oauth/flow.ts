@@ -10,6 +10,7 @@ import { allowedRedirect, withFragment } from "./redirect.ts";
 import { bindingCookie } from "./cookie.ts";
 import { signIn } from "./sign-in.ts";
 import { auditSignIn } from "../audit/install.ts";
+import type { AuditOrigin } from "../audit/audit.ts";
 
 export const STATE_TTL_MS = 10 * 60 * 1000;
 
@@ -78,6 +79,8 @@ export interface CallbackInput {
   extras: CallbackExtras;
   /** the binding cookie's value */
   browser?: string;
+  /** where the sign-in came from, for the audit trail */
+  origin?: AuditOrigin;
 }
 
 /**
@@ -122,7 +125,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
     }
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
     const tokens = await signIn(core, app, provider, identity, inviteToken);
-    await auditSignIn(core, app.id, tokens.accessToken, `oauth:${provider}`);
+    await auditSignIn(core, app.id, tokens.accessToken, `oauth:${provider}`, input.origin);
     return {
       location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo }),
       cookie: clear,
