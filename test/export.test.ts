@@ -128,6 +128,16 @@ describe("tenant data export", () => {
     expectError(await t.request("GET", "/api/v1/account/export"), 401, "unauthorized");
   });
 
+  it("an export that fails before its reply frees the account's export slot", async () => {
+    const { t, alice } = await seeded();
+    const ask = () => t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${alice.accessToken}`, "x-service-app": t.app.id } }));
+    vi.spyOn(t.backend.core.db.audit, "append").mockRejectedValueOnce(new Error("the store is down"));
+    expect((await ask()).status).toBe(500);
+    const again = await ask();
+    expect(again.status).toBe(200);
+    await again.arrayBuffer();
+  });
+
   it("tenantd tenant export writes the same archive to a file", async () => {
     const { t, alice, bytes, fileId, filePath } = await seeded();
     const out = join(tempDir(), "alice.zip");

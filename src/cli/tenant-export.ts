@@ -2,7 +2,8 @@ import { defineCommand } from "citty";
 import { createWriteStream } from "node:fs";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { appArg, dataDirArg, jsonArg, print, tenantArg, withCore } from "./shared.ts";
+import { existsSync } from "node:fs";
+import { appArg, CliError, dataDirArg, jsonArg, print, tenantArg, withCore } from "./shared.ts";
 import { requireAppRef } from "../apps/service.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
 import { exportArchive } from "../export/export.ts";
@@ -22,8 +23,9 @@ export default defineCommand({
       const app = await requireAppRef(core, args.app);
       const tenant = await requireTenantRef(core, app, args.tenant);
       const out = args.out ?? `export-${tenant.id}.zip`;
-      const archive = exportArchive(core, app, tenant);
+      if (existsSync(out)) throw new CliError(`${out} already exists: name another file with --out, or move it away.`);
       await audit(core, { appId: app.id, action: "tenant.data_exported", tenantId: tenant.id, actor: OPERATOR });
+      const archive = exportArchive(core, app, tenant);
       const file = createWriteStream(out, { flags: "wx" });
       let bytes = 0;
       await pipeline(Readable.fromWeb(archive as import("node:stream/web").ReadableStream<Uint8Array>), async function* (source: AsyncIterable<Uint8Array>) {

@@ -12,7 +12,13 @@ export function registerExportRoutes(router: Router, core: Core): void {
     const tenant = await core.db.tenants.findById(auth.app.id, auth.tenantId);
     if (!tenant) throw fail("session_ended", "This account no longer exists.");
     const body = exportArchive(core, auth.app, tenant);
-    await auditRequest(core, event, { appId: auth.app.id, action: "tenant.data_exported", tenantId: tenant.id, actor: asTenant(tenant.id) });
+    try {
+      await auditRequest(core, event, { appId: auth.app.id, action: "tenant.data_exported", tenantId: tenant.id, actor: asTenant(tenant.id) });
+    } catch (e) {
+      // An archive nobody will read would hold the account's one export slot.
+      await body.cancel();
+      throw e;
+    }
     return new Response(body, { headers: exportHeaders(tenant, core.clock()) });
   });
 }
