@@ -83,7 +83,7 @@ async function seeded() {
 
 describe("tenant data export", () => {
   it("streams a ZIP of the account, its records as JSONL, its activity and its files, and nothing of another tenant", async () => {
-    const { t, alice, bytes, fileId, filePath } = await seeded();
+    const { t, alice, bob, bytes, fileId, filePath } = await seeded();
     const res = await t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${alice.accessToken}`, "x-service-app": t.app.id } }));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/zip");
@@ -101,7 +101,8 @@ describe("tenant data export", () => {
     expect(zip.get(filePath)!.equals(bytes)).toBe(true);
     expect(jsonl(zip.get("files.jsonl"))[0]).toMatchObject({ id: fileId, sizeBytes: bytes.length, path: filePath });
     expect(jsonl(zip.get("activity.jsonl")).map((a) => a.action)).toEqual(["tenant.data_exported", "tenant.signed_up"]);
-    expect([...zip.values()].some((b) => b.includes("bob"))).toBe(false);
+    // Nothing of the other tenant: its email, its record, its id.
+    for (const theirs of ["bob@example.com", "bob's note", bob.id]) expect([...zip.values()].some((b) => b.includes(theirs)), theirs).toBe(false);
 
     const developer = await developerSession(t);
     const trail = await t.request("GET", `/api/v1/admin/apps/${t.app.id}/audit?action=tenant.data_exported`, { developer });
