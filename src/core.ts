@@ -13,6 +13,7 @@ import type { Logger } from "./log.ts";
 import { installAreas } from "./area-install.ts";
 import { openStorage, withStorageCheck } from "./files/storage.ts";
 import type { MetricsSink } from "./metrics/sink.ts";
+import type { ServerHooks } from "./server-hooks/types.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -36,6 +37,8 @@ export interface Core {
   signingKeys: SigningKeys;
   storage: Storage;
   hooks: Hooks;
+  /** The operator's hooks (config `hooks`, docs/hooks.md), set by a server that has them. */
+  serverHooks?: ServerHooks;
   /** Set by a server with metrics on (src/metrics); undefined otherwise. */
   metrics?: MetricsSink;
   /** Runs `fn` when the core closes (timers, transports). */

@@ -1,6 +1,8 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
 import { cleanUpAnonymous } from "./auth/anonymous.ts";
+import { pruneAudit } from "./audit/retention.ts";
+import { CRON_RETENTION_MS } from "./server-hooks/cron.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -19,6 +21,8 @@ async function housekeeping(core: Core): Promise<void> {
   await core.db.mfa.purgeChallenges(core.clock() - HOUR);
   const anonymous = await cleanUpAnonymous(core);
   if (anonymous > 0) core.log.info("deleted idle anonymous tenants", { count: anonymous });
+  await pruneAudit(core);
+  await core.db.cron.prune(core.clock() - CRON_RETENTION_MS);
 }
 
 /**

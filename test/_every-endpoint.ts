@@ -89,6 +89,10 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", "/api/v1/auth/refresh", { key: pk, body: { refreshToken: refreshed.body.refreshToken } }, 401);
     await call("GET", "/api/v1/auth/me", { bearer }, 200);
     await call("GET", "/api/v1/auth/me", {}, 401);
+    await call("GET", "/api/v1/account/activity?limit=5", { bearer }, 200);
+    await call("GET", "/api/v1/account/export", { bearer }, 200);
+    await call("GET", "/api/v1/account/activity?cursor=x", { bearer }, 400);
+    await call("GET", "/api/v1/account/activity", {}, 401);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: "Bearer nope" } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
@@ -322,6 +326,10 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `${admin}/webhook-deliveries/evt_nope`, { developer: dev }, 404);
     await call("GET", `${admin}/webhook-deliveries?status=failed`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries?status=lost`, { developer: dev }, 400);
+    await call("GET", "/api/v1/admin/cron", { developer: dev }, 200);
+    const trail = await call("GET", `${admin}/audit?limit=2`, { developer: dev }, 200);
+    await call("GET", `${admin}/audit?action=tenant.*&cursor=${trail.body.nextCursor}`, { developer: dev }, 200);
+    await call("GET", `${admin}/audit?limit=0`, { developer: dev }, 400);
     await call("DELETE", `${admin}/event-webhook-config`, { developer: dev }, 204);
     await call("POST", `${admin}/event-webhook-config/test`, { developer: dev }, 404);
     await call("GET", `${admin}/outbox?limit=5`, { developer: dev }, 200);

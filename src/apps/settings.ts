@@ -96,6 +96,15 @@ export const AppSettingsSchema = v.strictObject({
   invites: v.optional(v.strictObject({ defaultQuota: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 5) }), {}),
   quotas: v.optional(QuotasSchema, {}),
   auth: v.optional(v.strictObject({ ...MFA_AUTH_SETTINGS, ...SIGN_IN_SETTINGS }), {}),
+  audit: v.optional(
+    v.strictObject({
+      /** Entries older than this are dropped by the hourly housekeeping (docs/audit.md). */
+      retentionDays: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(36500)), 365),
+      /** Sends each entry as an `audit.entry` webhook event. */
+      webhook: v.optional(v.boolean(), false),
+    }),
+    {},
+  ),
 });
 
 export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;

@@ -145,6 +145,7 @@ export async function withLoginBackoff<T>(core: Core, attempt: SignInAttempt, ch
     if (code === "invalid_credentials") {
       const now = core.clock();
       await store.failed([oneClient(attempt), allClients(attempt.account)], now, now - BACKOFF_MAX_MS * 2);
+      if ((await store.failures(oneClient(attempt)))?.count === CLIENT_FREE_FAILURES) await core.hooks.emit("signIn.backoffStarted", { ...attempt, failures: CLIENT_FREE_FAILURES });
     }
     throw e;
   }

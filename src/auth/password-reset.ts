@@ -40,7 +40,7 @@ export function requireNewPassword(password: string): void {
  * Sets a new password with a reset token; every session of the tenant ends, and so does any
  * sign-in backoff on the account: whoever was guessing, the password they guessed at is gone.
  */
-export async function resetPassword(core: Core, app: AppRow, token: string, password: string): Promise<void> {
+export async function resetPassword(core: Core, app: AppRow, token: string, password: string): Promise<string> {
   requireNewPassword(password);
   const hash = hashToken(token);
   // Refuse a bad token before spending argon2 on it; the final check is atomic with the update.
@@ -49,4 +49,5 @@ export async function resetPassword(core: Core, app: AppRow, token: string, pass
   const tenantId = requireConsumed(await core.db.emailTokens.resetPassword(hash, app.id, passwordHash, core.clock()), "reset");
   const tenant = await core.db.tenants.findById(app.id, tenantId);
   if (tenant) await clearLoginBackoff(core, accountKey("tenant", tenant.email, app.id));
+  return tenantId;
 }

@@ -1,4 +1,6 @@
 import type { Core } from "../core.ts";
+import { audit } from "../audit/audit.ts";
+import { asTenant } from "../audit/http.ts";
 import type { AppRow } from "../db/types.ts";
 import { mailerFor } from "../email/mailer.ts";
 import { renderSecurityEmail } from "../email/security-templates.ts";
@@ -15,6 +17,7 @@ export type SecurityEventName = "passkey.added" | "passkey.removed" | "mfa.enabl
 export async function securityEvent(core: Core, app: AppRow, tenantId: string, type: SecurityEventName, details: Record<string, unknown> = {}): Promise<void> {
   const tenant = await core.db.tenants.findById(app.id, tenantId);
   if (!tenant) return;
+  await audit(core, { appId: app.id, action: `tenant.${type}`, tenantId, actor: asTenant(tenantId), details });
   try {
     await enqueueEvent(core, { appId: app.id, event: "tenant.security", tenantId, email: tenant.email, payload: { type, ...details } });
   } catch (e) {

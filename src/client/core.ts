@@ -59,6 +59,8 @@ export interface RequestOptions {
   form?: FormData;
   query?: Record<string, string | number | undefined>;
   headers?: Record<string, string>;
+  /** Resolve to the reply itself (a download), not its JSON; an error reply still throws. */
+  raw?: boolean;
 }
 
 export type Core = ReturnType<typeof createCore>;
@@ -151,8 +153,9 @@ export function createCore(options: ClientOptions) {
       : new TenantdError(res.status, "unexpected_response", `tenantd answered HTTP ${res.status} without an error body (a proxy in between?).`);
   }
 
-  async function read<T>(res: Response): Promise<T> {
+  async function read<T>(res: Response, raw = false): Promise<T> {
     if (!res.ok) throw await errorOf(res);
+    if (raw) return res as T;
     if (res.status === 204) return undefined as T;
     return (await res.json()) as T;
   }
@@ -203,7 +206,7 @@ export function createCore(options: ClientOptions) {
       const next = await refresh(session.accessToken);
       res = await send(method, path, o, next.accessToken);
     }
-    return read<T>(res);
+    return read<T>(res, o.raw);
   }
 
   return {

@@ -31,6 +31,8 @@ export type FamilyConsumed = Out<"FamilyConsumed">;
 export type FamilyReplaced = Out<"FamilyReplaced">;
 export type LinkedProvider = Out<"LinkedProviders">["providers"][number];
 export type WebhookEvent = Out<"WebhookEvent">;
+export type ActivityPage = Out<"ActivityPage">;
+export type ActivityEntry = Out<"ActivityEntry">;
 
 /** A JSON value, as records hold. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -11,6 +11,7 @@ import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch
 import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
 import { recordCap, recordLimitReached } from "../account/quotas.ts";
 import { QuotaReached, UniqueConflict, valueAtPath } from "../db/shared.ts";
+import { afterRecordHook, beforeRecordHook } from "../server-hooks/records.ts";
 
 export const RECORD_LIMITS = {
   /** bytes of a record's `data`, serialized as compact JSON */
@@ -169,10 +170,12 @@ const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(merg
 
 export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
+  if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
   // The store checks the cap in the insert itself: on PostgreSQL one round trip instead of two.
   const cap = await recordCap(core, auth.app, auth.tenantId);
-  return mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique, cap));
+  const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique, cap));
+  return core.serverHooks ? afterRecordHook(core, "create", auth, collection, row) : row;
 }
 
 export function getRecord(core: Core, auth: TenantAuth, collection: string, id: string): Awaitable<RecordRow> {
@@ -246,6 +249,7 @@ export async function listRecords(core: Core, auth: TenantAuth, collection: stri
 /** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
 export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, patch: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
+  if (core.serverHooks) patch = await beforeRecordHook(core, "update", auth, collection, patch, id);
   if (!isPlainObject(patch)) throw fail("invalid_request", "data must be a JSON object (a merge patch).");
   // Checked before merging: the merge walks the patch, and an unbounded nesting would overflow it.
   checkValues(patch, 0);
@@ -254,15 +258,17 @@ export async function updateRecord(core: Core, auth: TenantAuth, collection: str
   // and holds no number that was not in one of them. A store that did not write (no such
   // record, or the result past the size limit) leaves it to update(), which says which.
   const patched = unique.length === 0 && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
-  if (patched) return patched;
+  if (patched) return core.serverHooks ? afterRecordHook(core, "update", auth, collection, patched) : patched;
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
   if (!row) throw notFound(collection, id);
-  return row;
+  return core.serverHooks ? afterRecordHook(core, "update", auth, collection, row) : row;
 }
 
 export async function deleteRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<void> {
   const { scope } = recordScope(auth, collection);
+  if (core.serverHooks) await beforeRecordHook(core, "delete", auth, collection, undefined, id);
   if (!(await core.db.records.remove(scope, id))) throw notFound(collection, id);
+  if (core.serverHooks) await afterRecordHook(core, "delete", auth, collection, undefined, id);
 }
 
 /**
@@ -271,6 +277,8 @@ export async function deleteRecord(core: Core, auth: TenantAuth, collection: str
  */
 export async function upsertRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<{ row: RecordRow; created: boolean }> {
   const { scope, unique } = recordScope(auth, collection);
+  // An upsert may create: the create hook sees (and may refuse) its data, so it cannot be bypassed.
+  if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
   const field = unique[0];
   if (!field) {
@@ -283,5 +291,6 @@ export async function upsertRecord(core: Core, auth: TenantAuth, collection: str
   const result = await mapConflict(collection, () =>
     core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique, cap),
   );
+  if (core.serverHooks) await afterRecordHook(core, result.created ? "create" : "update", auth, collection, result.row);
   return result;
 }

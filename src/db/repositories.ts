@@ -11,8 +11,12 @@ import type { Awaitable } from "../awaitable.ts";
 import type {
   AppRow,
   AppUsage,
+  AuditEntryRow,
+  AuditFilter,
+  AuditHead,
   AutoIndexInfo,
   ConsumeOutcome,
+  CronRunRow,
   DataTransform,
   DeliveryOutcome,
   DeliveryRow,
@@ -30,6 +34,7 @@ import type {
   LinkedAccount,
   ListPage,
   Membership,
+  NewAuditEntry,
   NewEmailToken,
   NewSession,
   OAuthConsumeOutcome,
@@ -453,6 +458,36 @@ export interface ClusterRepository {
   runJob(name: string, ranBefore: number, now: number, fn: () => Promise<void>): Promise<boolean>;
 }
 
+/** The audit trail: per app an append-only chain of entries, each sealing the one before (src/audit). */
+export interface AuditRepository {
+  /**
+   * Appends the entry at the end of its app's chain: `seal` gets the entry with its seq and
+   * the previous entry's hash and returns its hash. Appends to one app are serialized
+   * across processes and nodes, so the chain never forks.
+   */
+  append(entry: NewAuditEntry, seal: (e: Omit<AuditEntryRow, "hash">) => string): Promise<AuditEntryRow>;
+  /** Newest first. */
+  list(appId: string, filter: AuditFilter): Promise<AuditEntryRow[]>;
+  head(appId: string): Promise<AuditHead | undefined>;
+  /** The chain after `afterSeq`, oldest first, `limit` at a time (verification). */
+  chain(appId: string, afterSeq: number, limit: number): Promise<AuditEntryRow[]>;
+  /** Drops the entries older than `before` (a prefix of the chain), keeping the last dropped hash on the head. */
+  prune(appId: string, before: number): Promise<number>;
+  /** Apps with a chain (also apps deleted since: their trail stays until retention drops it). */
+  apps(): Promise<string[]>;
+}
+
+/** Scheduled jobs (src/server-hooks/cron.ts): one claimed row per job and slot, so one node runs each. */
+export interface CronRepository {
+  /** Claims the job's slot for this node; false when another node (or an earlier tick) did. */
+  claim(name: string, slot: number, node: string, now: number): Promise<boolean>;
+  finish(name: string, slot: number, status: "ok" | "failed", error: string | null, now: number): Promise<void>;
+  /** Newest first, `limit` per job. */
+  recent(limit: number): Promise<CronRunRow[]>;
+  /** Drops runs that started before `before`. */
+  prune(before: number): Promise<number>;
+}
+
 /** Everything an engine provides; `close()` is the engine's own (file handle, pool). */
 export interface Repositories {
   meta: MetaRepository;
@@ -474,6 +509,8 @@ export interface Repositories {
   mfa: MfaRepository;
   signingKeys: SigningKeysRepository;
   signIn: SignInRepository;
+  audit: AuditRepository;
+  cron: CronRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
 }

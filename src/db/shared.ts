@@ -58,3 +58,5 @@ export function challengeOutcome(row: AuthChallengeRow | undefined, now: number)
  * key is the tenant's to choose (issue 39 item 4e).
  */
 export const MAX_USAGE_KEYS = 100;
+/** The previous hash of an app's first audit entry. */
+export const AUDIT_GENESIS = "0".repeat(64);

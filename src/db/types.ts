@@ -547,3 +547,67 @@ export interface EmailSignInRow {
 }
 
 export type EmailSignInOutcome = { ok: true; email: string } | { ok: false; reason: "unknown" | "used" | "expired" | "attempts" };
+
+// audit
+
+/** One entry of an app's audit trail, as stored: `hash` seals it and the entry before it. */
+export interface AuditEntryRow {
+  appId: string;
+  /** position in the app's chain, from 1, without gaps */
+  seq: number;
+  id: string;
+  at: number;
+  actorType: string;
+  actorId: string | null;
+  action: string;
+  tenantId: string | null;
+  target: string | null;
+  ip: string | null;
+  client: string | null;
+  requestId: string | null;
+  /** serialized JSON object, or null */
+  details: string | null;
+  prevHash: string;
+  hash: string;
+}
+
+export type NewAuditEntry = Omit<AuditEntryRow, "seq" | "prevHash" | "hash">;
+
+/**
+ * The app's chain head: the last entry's seq and hash, and where retention cut the chain
+ * (the last pruned entry's seq and hash, which the first kept entry names as its previous).
+ */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+  prunedSeq: number;
+  prunedHash: string;
+}
+
+/** Newest first, before `beforeSeq` (the cursor); every field narrows. */
+export interface AuditFilter {
+  tenantId?: string;
+  /** exact action, or every action starting with `actionPrefix` */
+  action?: string;
+  actionPrefix?: string;
+  actorType?: string;
+  actorId?: string;
+  from?: number;
+  to?: number;
+  beforeSeq?: number;
+  limit: number;
+}
+
+
+// cron
+
+export interface CronRunRow {
+  name: string;
+  /** the scheduled time this run stands for (ms): one run per (name, slot) across every node */
+  slot: number;
+  node: string;
+  startedAt: number;
+  finishedAt: number | null;
+  status: "running" | "ok" | "failed";
+  error: string | null;
+}

@@ -161,6 +161,7 @@ export async function requireDeveloper(event: H3Event, core: Core): Promise<Deve
     const hint = token.split(".").length === 3 ? " This looks like a tenant access token: the admin API takes a developer session token (dev_…)." : "";
     throw fail("unauthorized", `The developer session is unknown or has expired. Sign in again with POST /api/v1/developer/login.${hint}`);
   }
+  (event.context as { developerId?: string }).developerId = developer.id; // the audit trail's actor (src/audit/http.ts)
   return { developer, tokenHash };
 }
 

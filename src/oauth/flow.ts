@@ -10,6 +10,8 @@ import { allowedRedirect, withFragment } from "./redirect.ts";
 import { bindingCookie } from "./cookie.ts";
 import { signIn } from "./sign-in.ts";
 import { isUpgradeToken, readUpgradeToken, upgradeWithProvider } from "../auth/anonymous.ts";
+import { auditSignIn } from "../audit/install.ts";
+import type { AuditOrigin } from "../audit/audit.ts";
 
 export const STATE_TTL_MS = 10 * 60 * 1000;
 
@@ -83,6 +85,8 @@ export interface CallbackInput {
   extras: CallbackExtras;
   /** the binding cookie's value */
   browser?: string;
+  /** where the sign-in came from, for the audit trail */
+  origin?: AuditOrigin;
 }
 
 /**
@@ -131,6 +135,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
         ? await upgradeWithProvider(core, app, provider, identity, inviteToken)
         : await signIn(core, app, provider, identity, inviteToken);
     // A second factor is due: the app answers the ticket with POST /api/v1/auth/mfa/verify.
+    if (tokens) await auditSignIn(core, app.id, tokens.accessToken, `oauth:${provider}`, input.origin);
     const fragment = mfa
       ? { service_oauth: "mfa_required", service_mfa_ticket: mfa.mfaTicket, service_mfa_methods: mfa.methods.join(","), ...echo }
       : { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo };

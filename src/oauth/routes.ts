@@ -11,6 +11,7 @@ import { SIGN_IN_PROVIDERS, type OAuthProviderName } from "../apps/settings.ts";
 import { finishOAuth, startOAuth, type BrowserStep, type CallbackInput } from "./flow.ts";
 import { cookieName, readCookie } from "./cookie.ts";
 import { PROVIDERS } from "./providers.ts";
+import { requestOrigin } from "../audit/http.ts";
 
 const param = v.pipe(v.string(), v.maxLength(2048));
 export const StartQuery = v.object({
@@ -70,7 +71,7 @@ export function registerOAuthRoutes(router: Router, core: Core): void {
 
   router.get("/api/v1/auth/oauth/:provider/callback", async (event) => {
     const provider = providerOf(event);
-    return redirectTo(await finishOAuth(core, provider, callbackInput(event, provider, getQuery(event))));
+    return redirectTo(await finishOAuth(core, provider, { ...callbackInput(event, provider, getQuery(event)), origin: requestOrigin(event, core) }));
   });
 
   // Apple answers with response_mode=form_post: a browser form POST from appleid.apple.com.
@@ -82,7 +83,7 @@ export function registerOAuthRoutes(router: Router, core: Core): void {
       throw fail("unsupported_media_type", "The sign-in callback accepts a form post (application/x-www-form-urlencoded) only.");
     }
     const form = Object.fromEntries(new URLSearchParams(await readLimited(event, FORM_LIMIT)));
-    return redirectTo(await finishOAuth(core, provider, callbackInput(event, provider, form)));
+    return redirectTo(await finishOAuth(core, provider, { ...callbackInput(event, provider, form), origin: requestOrigin(event, core) }));
   });
 
   router.get("/api/v1/auth/providers", async (event) => {

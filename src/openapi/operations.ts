@@ -23,11 +23,12 @@ import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
+import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
 /** A 2xx answer: a JSON schema, or a kind of non-JSON reply. */
-export type Success = Schema | "empty" | "html" | "redirect" | "binary";
+export type Success = Schema | "empty" | "html" | "redirect" | "binary" | "zip";
 
 export interface Operation {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -204,6 +205,15 @@ export const OPERATIONS: Operation[] = [
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
   ...MFA_OPERATIONS,
   ...SIGN_IN_OPERATIONS,
+
+  // Audit trail (docs/audit.md).
+  { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
+    description: "`action` is one action or a prefix ending in `*` (`tenant.*`); `cursor` is the previous page's `nextCursor`. Each entry's `hash` seals it and the entry before it (`tenantd audit verify`)." },
+  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict"],
+    description: "Streamed as it is read: nothing is kept on the server, and memory stays flat however large the export. One export per account at a time (`409 conflict` while one is being read). docs/export.md lists the archive's files." },
+  { method: "GET", path: `${base}/admin/cron`, tag: "hooks", summary: "Scheduled jobs (the hooks module's cron) with their last 20 runs and failures", security: "developer", responses: { 200: s.CronRuns },
+    description: "Each run names the node that claimed it: one node runs each scheduled time. docs/hooks.md." },
+  { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },
 ];
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */
@@ -219,6 +229,10 @@ export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }
   "tenant.security": {
     summary: "The tenant's sign-in changed (the tenant is also told by email): `type` says how.",
     payload: v.looseObject({ type: v.picklist(["passkey.added", "passkey.removed", "mfa.enabled", "mfa.disabled", "mfa.recovery_code_used", "sign_in_method.added"]) }),
+  },
+  "audit.entry": {
+    summary: "An entry was added to the app's audit trail (only when the app sets `audit.webhook: true`). `email` is null.",
+    payload: v.strictObject({ entry: s.AuditEntry }),
   },
   [TEST_EVENT]: {
     summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",

@@ -99,6 +99,11 @@ export const COPY_TABLES: CopyTable[] = [
     id: "text", app_id: "text", email: "text", link_hash: "text", code_hash: "text", attempts: "int", created_at: "int", expires_at: "int", used_at: "int",
   }),
   t("anonymous_tenants", ["tenant_id"], { tenant_id: "text", app_id: "text", created_at: "int" }),
+  t("audit_log", ["app_id", "seq"], {
+    app_id: "text", seq: "int", id: "text", at: "int", actor_type: "text", actor_id: "text", action: "text", tenant_id: "text", target: "text", ip: "text",
+    client: "text", request_id: "text", details: "text", prev_hash: "text", hash: "text",
+  }),
+  t("audit_heads", ["app_id"], { app_id: "text", seq: "int", hash: "text", pruned_seq: "int", pruned_hash: "text" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */
@@ -114,6 +119,7 @@ export const NOT_COPIED: Record<string, string> = {
   rate_windows: "PostgreSQL's shared rate-limit windows (SQLite keeps them in memory): counters, not data; they start afresh",
   login_failures: "PostgreSQL's shared sign-in failure counts (SQLite keeps them in memory): they start afresh",
   login_devices: "PostgreSQL's shared record of devices that signed in (SQLite keeps it in memory): known again at their next sign-in",
+  cron_runs: "the last runs of scheduled jobs: a log of this store's nodes; the target's nodes keep their own",
   maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",
 };
 

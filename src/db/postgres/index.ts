@@ -19,6 +19,7 @@ import { createPgRecordsRepo } from "./records.ts";
 import { createPgAdminRepo } from "./admin.ts";
 import { createPgMfaRepo } from "./mfa.ts";
 import { createPgClusterRepo } from "./cluster.ts";
+import { createPgAuditRepo, createPgCronRepo } from "./audit.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
@@ -52,6 +53,8 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     records: createPgRecordsRepo(sql, changes),
     admin: createPgAdminRepo(sql),
     mfa: createPgMfaRepo(sql),
+    audit: createPgAuditRepo(sql),
+    cron: createPgCronRepo(sql),
     cluster: createPgClusterRepo(sql),
     signingKeys: createPgSigningKeysRepo(sql),
     signIn: createPgSignInRepo(sql),

@@ -8,6 +8,7 @@ import { recordScopesSchema } from "./schema-5.ts";
 import { knownDevicesSchema } from "./schema-6.ts";
 import { recordScopeStripesSchema } from "./schema-7.ts";
 import { signInSchema } from "./schema-9.ts";
+import { auditCronSchema } from "./schema-10.ts";
 
 export interface PgMigration {
   version: number;
@@ -29,6 +30,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 7, name: "record-scope-stripes", sql: recordScopeStripesSchema },
   { version: 8, name: "mfa-passkeys", sql: mfaSchema },
   { version: 9, name: "sign-in", sql: signInSchema },
+  { version: 10, name: "audit-and-cron", sql: auditCronSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */

@@ -15,6 +15,7 @@ import { createInvitesRepo } from "./invites.ts";
 import { createFamilyRepo } from "./family.ts";
 import { createMetaRepo } from "./meta.ts";
 import { createAdminRepo } from "./admin.ts";
+import { createAuditRepo, createCronRepo } from "./audit.ts";
 import { readSettings } from "../../apps/settings.ts";
 import { createMfaRepo } from "./mfa.ts";
 import { createSigningKeysRepo } from "./signing-keys.ts";
@@ -45,6 +46,8 @@ export function createRepositories(sqlite: SqliteDb) {
     mfa: createMfaRepo(sqlite),
     signingKeys: createSigningKeysRepo(sqlite),
     signIn: createSignInRepo(sqlite),
+    audit: createAuditRepo(sqlite),
+    cron: createCronRepo(sqlite),
   };
 }
 

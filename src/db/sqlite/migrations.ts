@@ -14,6 +14,7 @@ import { recordAutoIndexesSchema } from "./schema/record-auto-indexes.ts";
 import { mfaSchema } from "./schema/mfa.ts";
 import { signInSchema } from "./schema/sign-in.ts";
 import { recordFieldIndexesSchema } from "./schema/record-field-indexes.ts";
+import { auditCronSchema } from "./schema/audit-cron.ts";
 
 export interface Migration {
   version: number;
@@ -41,6 +42,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 14, name: "mfa-passkeys", sql: mfaSchema },
   { version: 15, name: "sign-in", sql: signInSchema },
   { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
+  { version: 16, name: "audit-and-cron", sql: auditCronSchema },
 ];
 
 /**
