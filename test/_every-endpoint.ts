@@ -174,6 +174,9 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `${admin}/tenants/${aliceId}/billing/gift`, { developer: dev, body: { planId: plan.id, days: 30 } }, 200);
     await call("DELETE", `${admin}/tenants/${aliceId}/billing/gift`, { developer: dev }, 204);
     await call("POST", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev, body: { planId: plan.id, days: 7 } }, 200);
+    await call("DELETE", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev }, 404);
+    await call("POST", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev, body: { planId: plan.id, days: 7 } }, 200);
     await call("POST", `${admin}/plans/${plan.id}/sync-stripe`, { developer: dev }, 409);
 
     // Invites and family (alice holds the family plan through the dev checkout).

@@ -113,6 +113,15 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
     return { ended: await core.db.sessions.endAllForTenant(tenant.id, core.clock(), "admin") };
   });
 
+  // Ends a trial now (a trial granted by mistake, or a replaced one to take back); a paid
+  // subscription or a gift is untouched.
+  router.delete(`${base}/:tenantId/billing/trial`, async (event) => {
+    const { app, tenant } = await tenantOf(event);
+    if (!(await core.db.billing.removeSource(app.id, tenant.id, "trial"))) throw fail("not_found", "This tenant has no trial to end.");
+    event.res.status = 204;
+    return null;
+  });
+
   router.get(`${base}/:tenantId/records/:collection`, async (event) => {
     const { app, tenant } = await tenantOf(event);
     const q = parseInput(RecordsQuery, getQuery(event), "query");

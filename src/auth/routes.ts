@@ -19,6 +19,7 @@ import { introspect, introspectionJson } from "./introspect.ts";
 import { quiet, requestIdOf } from "../http/lifecycle.ts";
 import { singleHeader } from "../http/request-headers.ts";
 import { registerAuthPages } from "./pages.ts";
+import { requireVerificationDelivery } from "../admin/email-delivery.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
@@ -154,6 +155,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const { developer } = await requireDeveloper(event, core);
     const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
     const tenant = await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? ""));
+    await requireVerificationDelivery(core, app);
     const { sentBy, expiresAt } = await resendVerification(core, app, tenant);
     return { ok: true, sentBy, expiresAt: new Date(expiresAt).toISOString() };
   });

@@ -1,6 +1,6 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useLoad, useAction, Loaded, ErrorNote, Empty, Confirm, fmtDate } from "../ui.js";
+import { useLoad, useAction, Loaded, ErrorNote, Empty, Confirm, PageTitle, fmtDate } from "../ui.js";
 import { BillingCard } from "./tenant-billing.js";
 import { FilesCard } from "./tenant-files.js";
 
@@ -29,7 +29,7 @@ export function TenantPage({ app, tenantId }) {
   return html`<${Loaded} state=${state}>${(d) => html`<div class="stack">
     <p class="crumbs"><a href=${`#/apps/${app.id}/tenants`}>Tenants</a> / ${d.tenant.email}</p>
     <div class="card">
-      <h1>${d.tenant.email}</h1>
+      <${PageTitle} title=${`${d.tenant.email} · ${app.name}`}>${d.tenant.email}<//>
       <dl class="facts">
         <dt>Tenant id</dt><dd><code>${d.tenant.id}</code></dd>
         <dt>Email verified</dt><dd data-testid="verified">${d.tenant.emailVerifiedAt ? fmtDate(d.tenant.emailVerifiedAt) : "Not verified"}</dd>
@@ -45,7 +45,7 @@ export function TenantPage({ app, tenantId }) {
       ${notice ? html`<p class="ok" role="status">${notice}</p>` : null}
       <${ErrorNote} error=${action.error} />
     </div>
-    <${BillingCard} app=${app} base=${base} billing=${d.billing} onChanged=${state.reload} />
+    <${BillingCard} app=${app} base=${base} billing=${d.billing} familyMembers=${d.family.members.length} onChanged=${state.reload} />
     <div class="card">
       <h2>Records</h2>
       ${d.collections.length === 0

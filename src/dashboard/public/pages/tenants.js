@@ -1,14 +1,17 @@
-import { html, useState } from "../vendor/preact-htm.js";
+import { html } from "../vendor/preact-htm.js";
 import { api, qs } from "../api.js";
-import { useLoad, Loaded, Empty, Field, Pager, fmtDate } from "../ui.js";
+import { useHashQuery } from "../route.js";
+import { useLoad, Loaded, Empty, Field, Pager, PageTitle, fmtDate } from "../ui.js";
 
 const LIMIT = 25;
 
-/** Search, filter, sort and page through the app's tenants (all on the server). */
+const VIEW = { email: "", verified: "", plan: "", createdFrom: "", createdTo: "", sort: "-createdAt", offset: 0 };
+
+/** Search, filter, sort and page through the app's tenants (all on the server; the view is in the URL). */
 export function TenantsPage({ app }) {
-  const [query, setQuery] = useState({ email: "", verified: "", plan: "", createdFrom: "", createdTo: "", sort: "-createdAt", offset: 0 });
+  const [query, setQuery] = useHashQuery(VIEW);
   const plans = useLoad(() => api("GET", `admin/apps/${app.id}/plans?archived=true`), [app.id]);
-  const tenants = useLoad(() => api("GET", `admin/apps/${app.id}/tenants${qs({ ...query, limit: LIMIT })}`), [app.id, JSON.stringify(query)]);
+  const tenants = useLoad(() => api("GET", `admin/apps/${app.id}/tenants${qs({ ...query, limit: LIMIT })}`), [app.id, query], app.id);
   const submit = (e) => {
     e.preventDefault();
     const f = new FormData(e.target);
@@ -16,7 +19,7 @@ export function TenantsPage({ app }) {
   };
   const filtered = query.email || query.verified || query.plan || query.createdFrom || query.createdTo;
   return html`<div class="stack">
-    <h1>Tenants</h1>
+    <${PageTitle} title=${`Tenants · ${app.name}`}>Tenants<//>
     <form class="card filters" role="search" aria-label="Find tenants" onSubmit=${submit}>
       <${Field} label="Email contains"><input name="email" type="search" value=${query.email} placeholder="alice@" /><//>
       <${Field} label="Verified">
@@ -25,7 +28,7 @@ export function TenantsPage({ app }) {
       <${Field} label="Plan">
         <select name="plan" value=${query.plan}>
           <option value="">Any</option>
-          ${(plans.data?.plans ?? []).map((p) => html`<option value=${p.id}>${p.name}</option>`)}
+          ${(plans.data?.plans ?? []).map((p) => html`<option value=${p.id} selected=${p.id === query.plan}>${p.name}</option>`)}
         </select>
       <//>
       <${Field} label="Created from"><input name="createdFrom" type="date" value=${query.createdFrom} /><//>
@@ -54,6 +57,6 @@ export function TenantsPage({ app }) {
               </tr>`,
             )}</tbody>
           </table></div>
-          <${Pager} total=${d.total} limit=${LIMIT} offset=${query.offset} onPage=${(offset) => setQuery({ ...query, offset })} />`}<//>
+          <${Pager} total=${d.total} limit=${LIMIT} offset=${d.offset} loading=${tenants.loading} onPage=${(offset) => setQuery({ ...query, offset })} />`}<//>
   </div>`;
 }

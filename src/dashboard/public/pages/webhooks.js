@@ -1,6 +1,8 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api, qs } from "../api.js";
-import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, Pager, SecretOnce, Confirm, CopyButton, fmtDate } from "../ui.js";
+import { useHashQuery } from "../route.js";
+import { EmailDeliveryWarning } from "./email-warning.js";
+import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, Pager, SecretOnce, Confirm, CopyButton, PageTitle, fmtDate } from "../ui.js";
 
 const LIMIT = 20;
 
@@ -22,14 +24,16 @@ function DeliveryDetails({ app, delivery }) {
       d.body === null
         ? html`<span class="muted">${d.bodyNote}</span>`
         : html`<pre class="json" data-testid="delivery-body" aria-label="Body sent">${pretty(d.body)}</pre>
-            <p class="muted">Formatted for reading. The signature covers the raw text: <${CopyButton} text=${d.body} label="Copy raw body" /></p>`}<//></dd>
+            <p class="muted">Formatted for reading. The signature covers the raw text: <${CopyButton} text=${d.body} label="Copy raw body" what=${`of delivery ${delivery.id}`} /></p>`}<//></dd>
   </dl>`;
 }
 
+const VIEW = { status: "", offset: 0 };
+
 function DeliveryLog({ app, tick }) {
-  const [query, setQuery] = useState({ status: "", offset: 0 });
+  const [query, setQuery] = useHashQuery(VIEW);
   const [open, setOpen] = useState(null);
-  const log = useLoad(() => api("GET", `admin/apps/${app.id}/webhook-deliveries${qs({ ...query, limit: LIMIT })}`), [app.id, JSON.stringify(query), tick]);
+  const log = useLoad(() => api("GET", `admin/apps/${app.id}/webhook-deliveries${qs({ ...query, limit: LIMIT })}`), [app.id, query, tick], app.id);
   return html`<div class="card">
     <h2>Delivery log</h2>
     <div class="row">
@@ -50,19 +54,19 @@ function DeliveryLog({ app, tick }) {
             <tbody>${d.deliveries.map(
               (x) => html`<tr key=${x.id}>
                 <td><code>${x.event}</code></td><td>${x.status}</td><td>${x.statusCode ?? "—"}</td><td>${x.durationMs === null ? "—" : `${x.durationMs} ms`}</td><td>${fmtDate(x.createdAt)}</td>
-                <td><button type="button" class="small" aria-expanded=${open === x.id} onClick=${() => setOpen(open === x.id ? null : x.id)}>Details</button></td>
+                <td><button type="button" class="small" aria-expanded=${open === x.id} aria-label=${`Details of ${x.event}, ${fmtDate(x.createdAt)}`} onClick=${() => setOpen(open === x.id ? null : x.id)}>Details</button></td>
               </tr>
               ${open === x.id
                 ? html`<tr class="details"><td colspan="6"><${DeliveryDetails} app=${app} delivery=${x} /></td></tr>`
                 : null}`,
             )}</tbody>
           </table></div>
-          <${Pager} total=${d.total} limit=${LIMIT} offset=${query.offset} onPage=${(offset) => setQuery({ ...query, offset })} />`}<//>
+          <${Pager} total=${d.total} limit=${LIMIT} offset=${d.offset} loading=${log.loading} onPage=${(offset) => setQuery({ ...query, offset })} />`}<//>
   </div>`;
 }
 
 /** The app's webhook endpoint, its signing secret, a test event and the delivery log. */
-export function WebhooksPage({ app }) {
+export function WebhooksPage({ app, session }) {
   const config = useLoad(() => api("GET", `admin/apps/${app.id}/event-webhook-config`), [app.id]);
   const [secret, setSecret] = useState(null);
   const [notice, setNotice] = useState(null);
@@ -94,7 +98,8 @@ export function WebhooksPage({ app }) {
       setTimeout(() => setTick((t) => t + 1), 800);
     });
   return html`<div class="stack">
-    <h1>Webhooks</h1>
+    <${PageTitle} title=${`Webhooks · ${app.name}`}>Webhooks<//>
+    ${config.data ? html`<${EmailDeliveryWarning} app=${app} devMode=${false} hasWebhook=${Boolean(config.data.url)} />` : null}
     <${Loaded} state=${config}>${(c) => html`<form class="card" onSubmit=${save} aria-label="Webhook URL">
       <h2>Endpoint</h2>
       <${Field} label="Webhook URL" hint="HTTPS. tenantd signs every event (x-service-signature) with the secret."><input name="url" type="url" required value=${c.url ?? ""} placeholder="https://api.example.com/tenantd-events" /><//>
