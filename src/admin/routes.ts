@@ -12,6 +12,7 @@ import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
 import { registerTenantAdminRoutes } from "./tenant-routes.ts";
 import { registerToolsAdminRoutes } from "./tools-routes.ts";
+import { registerDashboardToolRoutes } from "./dashboard-tools.ts";
 
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
 export const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
@@ -84,4 +85,5 @@ export function registerAdminRoutes(router: Router, core: Core): void {
   });
   registerTenantAdminRoutes(router, core);
   registerToolsAdminRoutes(router, core);
+  registerDashboardToolRoutes(router, core);
 }

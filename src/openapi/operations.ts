@@ -5,6 +5,9 @@ import { SignupBody } from "../auth/signup.ts";
 import * as admin from "../admin/routes.ts";
 import { FilesQuery, RecordsQuery, TenantSearchQuery } from "../admin/tenant-routes.ts";
 import { OutboxQuery, TEST_EVENT } from "../admin/tools-routes.ts";
+import { AccessLogQuery, BulkDeleteBody, EmailTestBody } from "../admin/dashboard-tools.ts";
+import { CreateTenantBody } from "../admin/tenant-actions.ts";
+import { DataBody } from "../data/routes.ts";
 import * as data from "../data/routes.ts";
 import * as family from "../family/routes.ts";
 import * as oauth from "../oauth/routes.ts";
@@ -188,6 +191,18 @@ export const OPERATIONS: Operation[] = [
   { method: "DELETE", path: `${tenantAdmin}/billing/gift`, tag: "admin", summary: "Take a gift back", security: "developer", responses: { 204: "empty" } },
   { method: "POST", path: `${tenantAdmin}/billing/trial`, tag: "admin", summary: "Grant a trial", security: "developer", body: TrialBody, responses: { 200: s.TenantBilling }, errors: ["conflict"] },
   { method: "DELETE", path: `${tenantAdmin}/billing/trial`, tag: "admin", summary: "End a tenant's trial now", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${appAdmin}/tenants`, tag: "admin", summary: "Create a tenant (any sign-up mode; no session is opened)", security: "developer", body: CreateTenantBody, responses: { 201: s.TenantReply }, errors: ["email_exists"],
+    description: "Without `password` the tenant sets one through password reset (or signs in with a provider). `verified: true` marks the address verified and sends no verification email." },
+  { method: "POST", path: `${tenantAdmin}/verify`, tag: "admin", summary: "Mark a tenant's email verified (no email is sent)", security: "developer", responses: { 200: s.TenantReply }, errors: ["already_verified"] },
+  { method: "POST", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "Create a record for a tenant", security: "developer", body: DataBody, responses: { 201: s.RecordReply }, errors: ["conflict", "limit_reached", "payload_too_large"] },
+  { method: "PUT", path: `${tenantAdmin}/records/:collection/:recordId`, tag: "admin", summary: "Merge-patch a tenant's record (as PUT /api/v1/data/{collection}/{id})", security: "developer", body: DataBody, responses: { 200: s.RecordReply }, errors: ["conflict", "payload_too_large"] },
+  { method: "DELETE", path: `${tenantAdmin}/records/:collection/:recordId`, tag: "admin", summary: "Delete a tenant's record", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${tenantAdmin}/records/:collection/bulk-delete`, tag: "admin", summary: "Delete every record a filter matches (at most 1000)", security: "developer", body: BulkDeleteBody, responses: { 200: s.RecordsDeleted }, errors: ["conflict", "invalid_filter"],
+    description: "`confirm` is the number of records the filter matches: when the selection changed since the developer looked, `409 conflict` and nothing is deleted." },
+  { method: "POST", path: `${appAdmin}/webhook-deliveries/:deliveryId/redeliver`, tag: "webhooks", summary: "Send a delivery's event again (a new event with the same content)", security: "developer", responses: { 202: s.WebhookRedelivered }, errors: ["gone"] },
+  { method: "GET", path: `${appAdmin}/access-log`, tag: "admin", summary: "The app's recent requests on this node (newest first, the last 500 kept in memory)", security: "developer", query: AccessLogQuery, responses: { 200: s.AccessLog } },
+  { method: "GET", path: `${appAdmin}/email/previews`, tag: "admin", summary: "The app's verification and reset emails in en, es and nl, with its name and links", security: "developer", responses: { 200: s.EmailPreviews } },
+  { method: "POST", path: `${appAdmin}/email/test`, tag: "admin", summary: "Send a test email through the configured transport, now", security: "developer", body: EmailTestBody, responses: { 200: s.EmailTestSent }, errors: ["provider_error"] },
   { method: "PUT", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "Set the webhook URL (returns the signing secret once, when new)", security: "developer", body: WebhookUrlBody, responses: { 200: s.WebhookConfig } },
   { method: "GET", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "The webhook configuration (never the secret)", security: "developer", responses: { 200: s.WebhookConfig } },
   { method: "DELETE", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "Remove the webhook", security: "developer", responses: { 204: "empty" } },

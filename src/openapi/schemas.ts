@@ -266,3 +266,17 @@ export const WebhookEvent = obj({
   email: v.nullable(v.string()),
   payload: JsonObject,
 });
+
+// The dashboard's tools (issue 45).
+export const RecordsDeleted = obj({ deleted: v.number() });
+export const WebhookRedelivered = obj({ ok: v.literal(true), event: v.string() });
+export const EmailPreviews = obj({
+  from: v.string(),
+  transport: v.string(),
+  previews: v.array(obj({ kind: v.picklist(["verify", "reset"]), locale: v.picklist(["en", "es", "nl"]), subject: v.string(), text: v.string(), link: v.string() })),
+});
+export const EmailTestSent = obj({ ok: v.literal(true), to: v.string(), transport: v.string() });
+export const AccessLog = obj({
+  entries: v.array(obj({ at: v.string(), method: v.string(), route: v.string(), status: v.number(), ms: v.number(), requestId: v.string() })),
+  kept: v.number(),
+});

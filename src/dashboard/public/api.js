@@ -61,6 +61,9 @@ export async function signOut() {
   csrf = null;
 }
 
+/** The server's own OpenAPI document (beside the dashboard's path, so a mount prefix carries over): nothing from a CDN. */
+export const openApiUrl = new URL("../api/v1/openapi.json", base);
+
 /** URL of a file preview (same-origin, through the dashboard's forwarder). */
 export const previewUrl = (appId, tenantId, fileId) =>
   new URL(`api/admin/apps/${appId}/tenants/${encodeURIComponent(tenantId)}/files/${fileId}/preview`, base).href;

@@ -6,6 +6,7 @@ import { SignIn } from "./pages/sign-in.js";
 import { AppsPage } from "./pages/apps.js";
 import { AppLayout } from "./pages/app-layout.js";
 import { UsagePage } from "./pages/usage.js";
+import { ApiDocsPage } from "./pages/api-docs.js";
 
 function skipToMain(e) {
   // The hash holds the route: following href="#main" would navigate away.
@@ -28,14 +29,16 @@ function Shell({ session, onSignedOut }) {
   let page;
   if (path[0] === "apps" && path[1]) page = html`<${AppLayout} appId=${path[1]} route=${path.slice(2)} session=${session} />`;
   else if (path[0] === "usage") page = html`<${UsagePage} />`;
+  else if (path[0] === "api") page = html`<${ApiDocsPage} />`;
   else page = html`<${AppsPage} />`;
   return html`<div class="shell">
     <a class="skip" href="#main" onClick=${skipToMain}>Skip to content</a>
     <header class="top">
       <a class="brand" href="#/apps">tenantd</a>
       <nav aria-label="Main">
-        <a href="#/apps" aria-current=${path[0] !== "usage" ? "page" : undefined}>Apps</a>
+        <a href="#/apps" aria-current=${path[0] !== "usage" && path[0] !== "api" ? "page" : undefined}>Apps</a>
         <a href="#/usage" aria-current=${path[0] === "usage" ? "page" : undefined}>Usage</a>
+        <a href="#/api" aria-current=${path[0] === "api" ? "page" : undefined}>API docs</a>
       </nav>
       <span class="who">${session.developer.email}</span>
       <button type="button" class="small" onClick=${out}>Sign out</button>

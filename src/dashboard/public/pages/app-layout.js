@@ -9,6 +9,8 @@ import { RecordsPage } from "./records.js";
 import { PlansPage } from "./plans.js";
 import { WebhooksPage } from "./webhooks.js";
 import { OutboxPage } from "./outbox.js";
+import { EmailPage } from "./email.js";
+import { LogsPage } from "./logs.js";
 
 const TABS = [
   ["", "Overview"],
@@ -16,6 +18,8 @@ const TABS = [
   ["tenants", "Tenants"],
   ["plans", "Plans"],
   ["webhooks", "Webhooks"],
+  ["email", "Email"],
+  ["logs", "Logs"],
 ];
 
 /** One app: its tabs and the page the hash names. */
@@ -32,6 +36,8 @@ export function AppLayout({ appId, route, session }) {
     else if (tab === "tenants") page = html`<${TenantsPage} app=${app} />`;
     else if (tab === "plans") page = html`<${PlansPage} app=${app} />`;
     else if (tab === "webhooks") page = html`<${WebhooksPage} app=${app} session=${session} />`;
+    else if (tab === "email") page = html`<${EmailPage} app=${app} />`;
+    else if (tab === "logs") page = html`<${LogsPage} app=${app} />`;
     else if (tab === "outbox" && devMode) page = html`<${OutboxPage} app=${app} />`;
     else page = html`<${KeysPage} app=${app} onChanged=${state.reload} />`;
     return html`<section>

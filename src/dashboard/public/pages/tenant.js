@@ -16,6 +16,12 @@ export function TenantPage({ app, tenantId }) {
       const r = await api("POST", `${base}/resend-verification`);
       setNotice(r.sentBy === "tenantd" ? "Verification email sent by tenantd." : "Verification webhook fired: your app delivers the email (tenant.email.resend_verification).");
     });
+  const verify = () =>
+    action.run(async () => {
+      await api("POST", `${base}/verify`);
+      setNotice("Email marked verified.");
+      state.reload();
+    });
   const remove = async () => {
     await api("DELETE", base);
     location.hash = `#/apps/${app.id}/tenants`;
@@ -38,7 +44,8 @@ export function TenantPage({ app, tenantId }) {
         <dt>Sign-in</dt><dd>${d.tenant.hasPassword ? "Password" : "Social login only"}</dd>
       </dl>
       <div class="row">
-        ${d.tenant.emailVerifiedAt ? null : html`<button type="button" onClick=${resend} disabled=${action.busy}>Resend verification</button>`}
+        ${d.tenant.emailVerifiedAt ? null : html`<button type="button" onClick=${resend} disabled=${action.busy}>Resend verification</button>
+          <button type="button" onClick=${verify} disabled=${action.busy}>Mark verified</button>`}
         <button type="button" onClick=${() => setConfirm("sessions")}>Sign out everywhere</button>
         <button type="button" class="danger" onClick=${() => setConfirm("delete")}>Delete tenant…</button>
       </div>

@@ -14,9 +14,22 @@ const pretty = (raw) => {
   }
 };
 
+const STATUS = { delivered: "Delivered", failed: "Failed", invalid_config: "No URL", sending: "Sending" };
+
+/** A delivery's status: a word and a colour, never the colour alone. */
+const StatusBadge = ({ status }) => html`<span class=${`badge status-${status}`}>${STATUS[status] ?? status}</span>`;
+
 /** One delivery opened: its outcome and the body it sent, loaded on demand (bodies stay out of the list). */
-function DeliveryDetails({ app, delivery }) {
+function DeliveryDetails({ app, delivery, onRedelivered }) {
   const one = useLoad(() => api("GET", `admin/apps/${app.id}/webhook-deliveries/${encodeURIComponent(delivery.id)}`), [app.id, delivery.id]);
+  const again = useAction();
+  const [sent, setSent] = useState(false);
+  const redeliver = () =>
+    again.run(async () => {
+      await api("POST", `admin/apps/${app.id}/webhook-deliveries/${encodeURIComponent(delivery.id)}/redeliver`);
+      setSent(true);
+      onRedelivered();
+    });
   return html`<dl class="facts">
     <dt>Delivery id</dt><dd><code>${delivery.id}</code></dd><dt>URL</dt><dd>${delivery.url ?? "—"}</dd><dt>Tenant</dt><dd>${delivery.tenantId ?? "—"}</dd>
     <dt>Error</dt><dd>${delivery.error ?? "none"}</dd><dt>Finished</dt><dd>${fmtDate(delivery.finishedAt)}</dd>
@@ -24,7 +37,9 @@ function DeliveryDetails({ app, delivery }) {
       d.body === null
         ? html`<span class="muted">${d.bodyNote}</span>`
         : html`<pre class="json" data-testid="delivery-body" aria-label="Body sent">${pretty(d.body)}</pre>
-            <p class="muted">Formatted for reading. The signature covers the raw text: <${CopyButton} text=${d.body} label="Copy raw body" what=${`of delivery ${delivery.id}`} /></p>`}<//></dd>
+            <p class="muted">Formatted for reading. The signature covers the raw text: <${CopyButton} text=${d.body} label="Copy raw body" what=${`of delivery ${delivery.id}`} /></p>
+            <div class="row"><button type="button" onClick=${redeliver} disabled=${again.busy}>Send again</button>${sent ? html`<span class="ok" role="status">Queued again: a new delivery appears at the top of the log.</span>` : null}</div>
+            <${ErrorNote} error=${again.error} />`}<//></dd>
   </dl>`;
 }
 
@@ -53,11 +68,11 @@ function DeliveryLog({ app, tick }) {
             <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Code</th><th scope="col">Time</th><th scope="col">When</th><th scope="col"><span class="sr-only">Details</span></th></tr></thead>
             <tbody>${d.deliveries.map(
               (x) => html`<tr key=${x.id}>
-                <td><code>${x.event}</code></td><td>${x.status}</td><td>${x.statusCode ?? "—"}</td><td>${x.durationMs === null ? "—" : `${x.durationMs} ms`}</td><td>${fmtDate(x.createdAt)}</td>
-                <td><button type="button" class="small" aria-expanded=${open === x.id} aria-label=${`Details of ${x.event}, ${fmtDate(x.createdAt)}`} onClick=${() => setOpen(open === x.id ? null : x.id)}>Details</button></td>
+                <td><code>${x.event}</code></td><td><${StatusBadge} status=${x.status} /></td><td>${x.statusCode ?? "—"}</td><td>${x.durationMs === null ? "—" : `${x.durationMs} ms`}</td><td>${fmtDate(x.createdAt)}</td>
+                <td><button type="button" class="small" aria-expanded=${open === x.id} aria-label=${`Details of ${x.event} delivery ${x.id}`} onClick=${() => setOpen(open === x.id ? null : x.id)}>Details</button></td>
               </tr>
               ${open === x.id
-                ? html`<tr class="details"><td colspan="6"><${DeliveryDetails} app=${app} delivery=${x} /></td></tr>`
+                ? html`<tr class="details"><td colspan="6"><${DeliveryDetails} app=${app} delivery=${x} onRedelivered=${() => setTimeout(log.reload, 800)} /></td></tr>`
                 : null}`,
             )}</tbody>
           </table></div>
