@@ -86,6 +86,29 @@ describe("dashboard tools (issue 45)", { timeout: 90_000 }, () => {
     expect(await d.focused()).toMatchObject({ name: "email", invalid: "true" });
   });
 
+  it("tenant actions: turning sign-in off ends the sessions and refuses sign-in with a clear message, until it is back on", async () => {
+    const d = await openDashboard();
+    const tenant = await signupTenant(d.t, { password: "correct horse battery" });
+    const login = () => d.call("POST", "/api/v1/auth/login", { key: d.t.app.publishableKey, body: { email: tenant.email, password: "correct horse battery" } });
+    await d.go(`/apps/${d.t.app.id}/tenants/${tenant.id}`);
+    await d.click("button::-p-text(Turn sign-in off…)");
+    await d.page.waitForSelector("dialog[open]");
+    await d.click("dialog button[type=submit]");
+    await d.seeText("Sign-in turned off: 1 session ended.");
+    await d.seeText("Turned off");
+    expect((await d.call("GET", "/api/v1/auth/me", { bearer: tenant.bearer })).status).toBe(401);
+    const refused = await login();
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ error: "forbidden", message: expect.stringMatching(/Sign-in is turned off for this account/) });
+    // A wrong password still says only that: nothing about the account's state.
+    const wrong = await d.call("POST", "/api/v1/auth/login", { key: d.t.app.publishableKey, body: { email: tenant.email, password: "not the password" } });
+    expect(wrong.body.error).toBe("invalid_credentials");
+
+    await d.click("button::-p-text(Turn sign-in back on)");
+    await d.seeText("Sign-in turned back on.");
+    expect((await login()).status).toBe(200);
+  });
+
   it("webhooks: a delivery is sent again from its details, and statuses carry a word and a colour", async () => {
     const d = await openDashboard();
     const receiver = await startReceiver();

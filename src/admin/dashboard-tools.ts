@@ -14,7 +14,8 @@ import { createEmailTransport } from "../email/transport.ts";
 import { renderEmail, type EmailKind } from "../email/templates.ts";
 import { emailLink } from "../email/tenant-email.ts";
 import { EmailSchema } from "./developers.ts";
-import { CreateTenantBody, createTenantAsDeveloper, markTenantVerified } from "./tenant-actions.ts";
+import { CreateTenantBody, createTenantAsDeveloper, markTenantVerified, setTenantSignIn } from "./tenant-actions.ts";
+import { clientIp } from "../http/guards.ts";
 import { fail } from "../errors.ts";
 import type { AppRow, TenantRow } from "../db/types.ts";
 import { recentAccess } from "./access-log.ts";
@@ -65,6 +66,14 @@ export function registerDashboardToolRoutes(router: Router, core: Core): void {
     const { tenant } = await tenantOf(event);
     return { tenant: toPublicTenant(await markTenantVerified(core, tenant)) };
   });
+
+  for (const [action, enabled] of [["disable", false], ["enable", true]] as const) {
+    router.post(`${tenantAdmin}/sign-in/${action}`, async (event) => {
+      const { developer } = await requireDeveloper(event, core);
+      const { app, tenant } = await tenantOf(event);
+      return setTenantSignIn(core, app, tenant, enabled, { developerId: developer.id, ip: clientIp(event, core) });
+    });
+  }
 
   router.post(`${tenantAdmin}/records/:collection`, async (event) => {
     const { app, tenant } = await tenantOf(event);

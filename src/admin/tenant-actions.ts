@@ -7,6 +7,8 @@ import { EmailSchema, PasswordSchema } from "./developers.ts";
 import { newSession } from "../auth/sessions.ts";
 import { toLocale } from "../auth/signup.ts";
 import { isUniqueViolation } from "../db/shared.ts";
+import { toPublicTenant } from "../auth/tenant-view.ts";
+import { toIso } from "../clock.ts";
 
 export const CreateTenantBody = v.strictObject({
   email: EmailSchema,
@@ -47,6 +49,18 @@ export async function createTenantAsDeveloper(core: Core, app: AppRow, input: v.
   if (input.verified) await core.db.tenants.markVerified(tenant.id, now);
   await core.hooks.emit("tenant.created", { app, tenant, sendEmail: !input.verified && app.settings.email.sendEmail });
   return tenant;
+}
+
+/**
+ * Turns a tenant's sign-in off (every session ends; sign-in is refused with a message that
+ * says so) or back on. Logged as who did it, since it locks a person out.
+ */
+export async function setTenantSignIn(core: Core, app: AppRow, tenant: TenantRow, enabled: boolean, by: { developerId: string; ip: string }) {
+  const now = core.clock();
+  await core.db.admin.setSignInDisabled(app.id, tenant.id, enabled ? null : now);
+  const sessionsEnded = enabled ? 0 : await core.db.sessions.endAllForTenant(tenant.id, now, "sign_in_disabled");
+  core.log.info(enabled ? "tenant sign-in enabled" : "tenant sign-in disabled", { appId: app.id, tenantId: tenant.id, developerId: by.developerId, ip: by.ip, sessionsEnded });
+  return { tenant: toPublicTenant(tenant), signInDisabledAt: toIso(await core.db.admin.signInDisabledAt(tenant.id)), sessionsEnded };
 }
 
 /** The developer vouches for the address: verified from now on, no email sent. */

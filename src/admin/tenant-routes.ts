@@ -78,7 +78,7 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
   router.get(`${base}/:tenantId/overview`, async (event) => {
     const { app, tenant } = await tenantOf(event);
     const now = core.clock();
-    const [sessions, billing, invites, collections, files, members, parent] = await Promise.all([
+    const [sessions, billing, invites, collections, files, members, parent, disabledAt] = await Promise.all([
       core.db.admin.tenantSessions(app.id, tenant.id),
       tenantBilling(core, app, tenant),
       listInviteTokens(core, app, tenant.id),
@@ -86,9 +86,10 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
       tenantFiles(app, tenant, 50, 0),
       core.db.family.members(app.id, tenant.id),
       tenant.parentTenantId ? core.db.tenants.findById(app.id, tenant.parentTenantId) : undefined,
+      core.db.admin.signInDisabledAt(tenant.id),
     ]);
     return {
-      tenant: { ...toPublicTenant(tenant), locale: tenant.locale, hasPassword: tenant.passwordHash !== null },
+      tenant: { ...toPublicTenant(tenant), locale: tenant.locale, hasPassword: tenant.passwordHash !== null, signInDisabledAt: toIso(disabledAt) },
       sessions: sessions.map((s) => ({
         id: s.id,
         createdAt: toIso(s.createdAt)!,

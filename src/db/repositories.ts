@@ -411,6 +411,10 @@ export interface AdminRepository {
   tenantFileIds(appId: string, tenantId: string, limit: number, offset: number): Promise<{ ids: string[]; total: number }>;
   /** The delivery log of one app, newest first (bodies not read), optionally of one status. */
   deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }>;
+  /** Turns a tenant's sign-in off (`at`, kept when already off) or back on (null). */
+  setSignInDisabled(appId: string, tenantId: string, at: number | null): Promise<void>;
+  /** When the developer turned the tenant's sign-in off, or null while it is on. */
+  signInDisabledAt(tenantId: string): Promise<number | null>;
 }
 
 /**

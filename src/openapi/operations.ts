@@ -81,7 +81,8 @@ export const OPERATIONS: Operation[] = [
 
   // Tenant auth.
   { method: "POST", path: `${base}/auth/signup`, tag: "auth", summary: "Create an account and sign in", security: "appKey", body: SignupBody, responses: { 201: s.AuthReply }, errors: ["email_exists", "signup_disabled", "invite_required", "invalid_token", ...RATE] },
-  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: s.AuthReply }, errors: ["invalid_credentials", ...RATE] },
+  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: s.AuthReply }, errors: ["invalid_credentials", "forbidden", ...RATE],
+    description: "`403 forbidden` when the app's developer turned this account's sign-in off (after the password checked out)." },
   { method: "POST", path: `${base}/auth/refresh`, tag: "auth", summary: "Rotate the refresh token for a new access token", security: "appKey", body: auth.RefreshBody, responses: { 200: s.TokenPair }, errors: ["invalid_credentials", "session_ended", ...RATE],
     description: "The refresh token is single-use: a token already rotated (outside a short grace window for concurrent refreshes) ends the whole session (`session_ended`)." },
   { method: "POST", path: `${base}/auth/logout`, tag: "auth", summary: "End this session", security: "tenant", body: auth.LogoutBody, responses: { 204: "empty" } },
@@ -193,6 +194,8 @@ export const OPERATIONS: Operation[] = [
   { method: "DELETE", path: `${tenantAdmin}/billing/trial`, tag: "admin", summary: "End a tenant's trial now", security: "developer", responses: { 204: "empty" } },
   { method: "POST", path: `${appAdmin}/tenants`, tag: "admin", summary: "Create a tenant (any sign-up mode; no session is opened)", security: "developer", body: CreateTenantBody, responses: { 201: s.TenantReply }, errors: ["email_exists"],
     description: "Without `password` the tenant sets one through password reset (or signs in with a provider). `verified: true` marks the address verified and sends no verification email." },
+  { method: "POST", path: `${tenantAdmin}/sign-in/disable`, tag: "admin", summary: "Turn a tenant's sign-in off: every session ends, sign-in is refused (403 forbidden)", security: "developer", responses: { 200: s.SignInState } },
+  { method: "POST", path: `${tenantAdmin}/sign-in/enable`, tag: "admin", summary: "Turn a tenant's sign-in back on", security: "developer", responses: { 200: s.SignInState } },
   { method: "POST", path: `${tenantAdmin}/verify`, tag: "admin", summary: "Mark a tenant's email verified (no email is sent)", security: "developer", responses: { 200: s.TenantReply }, errors: ["already_verified"] },
   { method: "POST", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "Create a record for a tenant", security: "developer", body: DataBody, responses: { 201: s.RecordReply }, errors: ["conflict", "limit_reached", "payload_too_large"] },
   { method: "PUT", path: `${tenantAdmin}/records/:collection/:recordId`, tag: "admin", summary: "Merge-patch a tenant's record (as PUT /api/v1/data/{collection}/{id})", security: "developer", body: DataBody, responses: { 200: s.RecordReply }, errors: ["conflict", "payload_too_large"] },

@@ -56,5 +56,13 @@ export function createPgAdminRepo(sql: PgSql): AdminRepository {
       const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ${appId} ${only}`;
       return { deliveries: [...deliveries], total: c!.n };
     },
+    async setSignInDisabled(appId, tenantId, at) {
+      if (at === null) await sql`DELETE FROM tenant_sign_in_blocks WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
+      else await sql`INSERT INTO tenant_sign_in_blocks (tenant_id, app_id, disabled_at) VALUES (${tenantId}, ${appId}, ${at}) ON CONFLICT (tenant_id) DO NOTHING`;
+    },
+    async signInDisabledAt(tenantId) {
+      const [row] = await sql<{ disabled_at: number }[]>`SELECT disabled_at FROM tenant_sign_in_blocks WHERE tenant_id = ${tenantId}`;
+      return row ? Number(row.disabled_at) : null;
+    },
   };
 }

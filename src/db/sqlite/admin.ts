@@ -30,6 +30,9 @@ export function createAdminRepo(db: SqliteDb) {
     ),
     files: db.prepare<[string, string, number, number], { id: string }>("SELECT id FROM files WHERE app_id = ? AND tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"),
     fileCount: db.prepare<[string, string], { n: number }>("SELECT COUNT(*) AS n FROM files WHERE app_id = ? AND tenant_id = ?"),
+    disable: db.prepare<[string, string, number]>("INSERT INTO tenant_sign_in_blocks (tenant_id, app_id, disabled_at) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO NOTHING"),
+    enable: db.prepare<[string, string]>("DELETE FROM tenant_sign_in_blocks WHERE tenant_id = ? AND app_id = ?"),
+    disabledAt: db.prepare<[string], { disabled_at: number }>("SELECT disabled_at FROM tenant_sign_in_blocks WHERE tenant_id = ?"),
   };
 
   return {
@@ -80,6 +83,13 @@ export function createAdminRepo(db: SqliteDb) {
       const rows = prepared(`SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as RawDelivery[];
       const total = (prepared(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE ${where}`).get(...params) as { n: number }).n;
       return { deliveries: rows.map(toDelivery), total };
+    },
+    async setSignInDisabled(appId: string, tenantId: string, at: number | null): Promise<void> {
+      if (at === null) q.enable.run(tenantId, appId);
+      else q.disable.run(tenantId, appId, at);
+    },
+    async signInDisabledAt(tenantId: string): Promise<number | null> {
+      return q.disabledAt.get(tenantId)?.disabled_at ?? null;
     },
   };
 }

@@ -10,7 +10,7 @@ function AccessLog({ app, status }) {
   return html`<${Loaded} state=${state}>${(d) =>
     d.entries.length === 0
       ? html`<${Empty}><p>No request${status ? ` with a ${status}xx answer` : ""} for this app since this server started.</p><//>`
-      : html`<div class="table-wrap"><table data-testid="access-log">
+      : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Recent requests"><table data-testid="access-log">
           <caption class="sr-only">Recent requests</caption>
           <thead><tr><th scope="col">When</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Time</th><th scope="col">Request id</th></tr></thead>
           <tbody>${d.entries.map(
@@ -33,7 +33,7 @@ function AuditTrail({ app }) {
       ? html`<${Empty}><p data-testid="audit-unavailable">This server does not keep an audit trail yet: the tab fills in once it does.</p><//>`
       : (d.entries ?? d.events ?? []).length === 0
         ? html`<${Empty}><p>No audited action yet.</p><//>`
-        : html`<div class="table-wrap"><table data-testid="audit">
+        : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Audit trail"><table data-testid="audit">
             <caption class="sr-only">Audit trail</caption>
             <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">From</th></tr></thead>
             <tbody>${(d.entries ?? d.events).map(
