@@ -275,6 +275,7 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `${admin}/webhook-deliveries/${(log.body.deliveries as { id: string }[])[0]!.id}/redeliver`, { developer: dev }, 202);
     await call("POST", `${admin}/webhook-deliveries/evt_nope/redeliver`, { developer: dev }, 404);
     await call("GET", `${admin}/webhook-deliveries?status=failed`, { developer: dev }, 200);
+    await call("GET", `${admin}/webhook-deliveries?event=webhook.test&status=delivered`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries?status=lost`, { developer: dev }, 400);
     await call("DELETE", `${admin}/event-webhook-config`, { developer: dev }, 204);
     await call("POST", `${admin}/event-webhook-config/test`, { developer: dev }, 404);

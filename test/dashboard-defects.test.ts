@@ -19,6 +19,21 @@ const billingSources = async (d: Dashboard, tenantId: string) =>
 
 const url = (d: Dashboard) => d.page.evaluate(() => location.hash);
 
+/** Focuses a button and presses Enter, as a keyboard user opens its dialog; returns what has the focus then. */
+async function openWithKeyboard(d: Dashboard, text: string) {
+  await d.page.focus(`button::-p-text(${text})`);
+  await d.page.keyboard.press("Enter");
+  await d.page.waitForSelector("dialog[open]");
+  return d.focused();
+}
+
+/** Presses a key that closes the open dialog; returns what has the focus after. */
+async function closeWith(d: Dashboard, key: "Enter" | "Escape") {
+  await d.page.keyboard.press(key);
+  await d.page.waitForFunction(() => !document.querySelector("dialog[open]"));
+  return d.focused();
+}
+
 describe("dashboard defects (issue 45)", { timeout: 90_000 }, () => {
   it("1. a trial is of an offered plan, bounded, confirmed with what changes, and can be ended", async () => {
     const d = await openDashboard();
@@ -165,24 +180,14 @@ describe("dashboard defects (issue 45)", { timeout: 90_000 }, () => {
     const tenant = await signupTenant(d.t);
     await d.go(`/apps/${d.t.app.id}/tenants/${tenant.id}`);
     await d.seeText("Sign out everywhere");
-    await d.page.focus("button::-p-text(Sign out everywhere)");
-    await d.page.keyboard.press("Enter");
-    await d.page.waitForSelector("dialog[open]");
-    expect(await d.focused()).toMatchObject({ tag: "button", text: "Cancel" });
-    await d.page.keyboard.press("Enter");
-    await d.page.waitForFunction(() => !document.querySelector("dialog[open]"));
-    expect(await d.focused()).toMatchObject({ tag: "button", text: "Sign out everywhere" });
+    expect(await openWithKeyboard(d, "Sign out everywhere")).toMatchObject({ tag: "button", text: "Cancel" });
+    expect(await closeWith(d, "Enter")).toMatchObject({ tag: "button", text: "Sign out everywhere" });
     const sessions = (await d.call("GET", admin(d, `/tenants/${tenant.id}/overview`), { developer: d.devToken })).body.sessions;
     expect(sessions.filter((s: { active: boolean }) => s.active)).toHaveLength(1);
 
     // A typed confirmation opens on its box; Escape closes it and the focus returns too.
-    await d.page.focus("button::-p-text(Delete tenant…)");
-    await d.page.keyboard.press("Enter");
-    await d.page.waitForSelector("dialog[open]");
-    expect(await d.focused()).toMatchObject({ tag: "input", name: "confirm" });
-    await d.page.keyboard.press("Escape");
-    await d.page.waitForFunction(() => !document.querySelector("dialog[open]"));
-    expect(await d.focused()).toMatchObject({ tag: "button", text: "Delete tenant…" });
+    expect(await openWithKeyboard(d, "Delete tenant…")).toMatchObject({ tag: "input", name: "confirm" });
+    expect(await closeWith(d, "Escape")).toMatchObject({ tag: "button", text: "Delete tenant…" });
   });
 
   it("6. a route change moves the focus to the new heading and sets the title; a skip link; a failed form keeps focus on its field", async () => {

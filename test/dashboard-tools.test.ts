@@ -75,7 +75,7 @@ describe("dashboard tools (issue 45)", { timeout: 90_000 }, () => {
 
     await d.click("button::-p-text(Mark verified)");
     await d.seeText("Email marked verified.");
-    expect(await d.page.$eval("[data-testid=verified]", (e) => e.textContent)).not.toBe("Not verified");
+    await d.page.waitForFunction(() => document.querySelector("[data-testid=verified]")?.textContent !== "Not verified");
     expect(await d.page.$("button::-p-text(Resend verification)")).toBeNull();
 
     await d.go(`/apps/${d.t.app.id}/tenants`);
@@ -124,6 +124,12 @@ describe("dashboard tools (issue 45)", { timeout: 90_000 }, () => {
     await vi.waitFor(() => expect(receiver.received).toHaveLength(2));
     const [first, again] = receiver.received.map((r) => JSON.parse(r.raw.toString()));
     expect(again).toMatchObject({ event: "webhook.test", payload: first.payload });
+    await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr:not(.details)").length === 2, { timeout: 10_000 });
+    // Filtered by event on the server, the filter kept in the URL.
+    await d.page.select("select[name=event]", "tenant.deleted");
+    await d.seeText("No deliveries match these filters");
+    expect(await d.page.evaluate(() => location.hash)).toContain("event=tenant.deleted");
+    await d.page.select("select[name=event]", "webhook.test");
     await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr:not(.details)").length === 2, { timeout: 10_000 });
   });
 

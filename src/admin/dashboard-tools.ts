@@ -3,8 +3,8 @@ import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
-import { requireDeveloper, requireOwnApp, type TenantAuth } from "../http/guards.ts";
-import { requireTenantRef } from "../auth/tenant-ref.ts";
+import { requireDeveloper } from "../http/guards.ts";
+import { adminLookups, asTenant } from "./tenant-routes.ts";
 import { toPublicTenant } from "../auth/tenant-view.ts";
 import { createRecord, deleteRecord, listRecordRows, listRequest, toPublicRecord, updateRecord } from "../data/records.ts";
 import { DataBody } from "../data/routes.ts";
@@ -17,7 +17,6 @@ import { EmailSchema } from "./developers.ts";
 import { CreateTenantBody, createTenantAsDeveloper, markTenantVerified, setTenantSignIn } from "./tenant-actions.ts";
 import { clientIp } from "../http/guards.ts";
 import { fail } from "../errors.ts";
-import type { AppRow, TenantRow } from "../db/types.ts";
 import { recentAccess } from "./access-log.ts";
 
 /** At most this many records go in one bulk delete; a larger selection is narrowed first. */
@@ -36,7 +35,6 @@ export const AccessLogQuery = v.object({
   limit: v.optional(v.pipe(v.string("limit must appear once"), v.regex(/^\d{1,3}$/, "limit must be a whole number"), v.transform(Number), v.minValue(1, "limit must be at least 1"), v.maxValue(500, "limit must be at most 500")), "100"),
 });
 
-const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantId: tenant.id, sessionId: "", parentTenantId: tenant.parentTenantId, exp: 0 });
 
 /**
  * The dashboard's tools beyond looking: create a tenant or vouch for an address, edit a
@@ -45,14 +43,7 @@ const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantI
 export function registerDashboardToolRoutes(router: Router, core: Core): void {
   const appAdmin = "/api/v1/admin/apps/:appId";
   const tenantAdmin = `${appAdmin}/tenants/:tenantId`;
-  const ownApp = async (event: H3Event) => {
-    const { developer } = await requireDeveloper(event, core);
-    return requireOwnApp(core, developer, getRouterParam(event, "appId"));
-  };
-  const tenantOf = async (event: H3Event) => {
-    const app = await ownApp(event);
-    return { app, tenant: await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? "")) };
-  };
+  const { ownApp, tenantOf } = adminLookups(core);
   const param = (event: H3Event, name: string) => decodeURIComponent(getRouterParam(event, name) ?? "");
   const limit = core.config.maxJsonBytes;
 

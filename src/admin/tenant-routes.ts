@@ -44,11 +44,10 @@ const PREVIEWABLE = new Set(["image/png", "image/jpeg", "image/gif", "image/webp
  * The records API's own list function runs for a tenant named by the developer: it reads
  * only the app and tenant of its auth argument, so the developer's view is the tenant's view.
  */
-const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantId: tenant.id, sessionId: "", parentTenantId: tenant.parentTenantId, exp: 0 });
+export const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantId: tenant.id, sessionId: "", parentTenantId: tenant.parentTenantId, exp: 0 });
 
-/** Developer views of an app's tenants: search, one tenant's whole page, records, files. */
-export function registerTenantAdminRoutes(router: Router, core: Core): void {
-  const base = "/api/v1/admin/apps/:appId/tenants";
+/** The signed-in developer's own app named by `:appId`, and its tenant named by `:tenantId` (id or email). */
+export function adminLookups(core: Core) {
   const ownApp = async (event: H3Event) => {
     const { developer } = await requireDeveloper(event, core);
     return requireOwnApp(core, developer, getRouterParam(event, "appId"));
@@ -57,6 +56,13 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
     const app = await ownApp(event);
     return { app, tenant: await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? "")) };
   };
+  return { ownApp, tenantOf };
+}
+
+/** Developer views of an app's tenants: search, one tenant's whole page, records, files. */
+export function registerTenantAdminRoutes(router: Router, core: Core): void {
+  const base = "/api/v1/admin/apps/:appId/tenants";
+  const { ownApp, tenantOf } = adminLookups(core);
 
   router.get(base, async (event) => {
     const app = await ownApp(event);

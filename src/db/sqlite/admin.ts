@@ -77,9 +77,9 @@ export function createAdminRepo(db: SqliteDb) {
       return { ids: q.files.all(appId, tenantId, limit, offset).map((r) => r.id), total: q.fileCount.get(appId, tenantId)!.n };
     },
     /** The delivery log of one app, newest first, optionally of one status. */
-    async deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }> {
-      const where = status ? "app_id = ? AND status = ?" : "app_id = ?";
-      const params = status ? [appId, status] : [appId];
+    async deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number, event?: string): Promise<{ deliveries: DeliveryRow[]; total: number }> {
+      const where = ["app_id = ?", ...(status ? ["status = ?"] : []), ...(event ? ["event = ?"] : [])].join(" AND ");
+      const params = [appId, ...(status ? [status] : []), ...(event ? [event] : [])];
       const rows = prepared(`SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as RawDelivery[];
       const total = (prepared(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE ${where}`).get(...params) as { n: number }).n;
       return { deliveries: rows.map(toDelivery), total };

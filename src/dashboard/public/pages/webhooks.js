@@ -43,7 +43,8 @@ function DeliveryDetails({ app, delivery, onRedelivered }) {
   </dl>`;
 }
 
-const VIEW = { status: "", offset: 0 };
+const VIEW = { status: "", event: "", offset: 0 };
+const EVENTS = ["tenant.deleted", "tenant.email.resend_verification", "webhook.test"];
 
 function DeliveryLog({ app, tick }) {
   const [query, setQuery] = useHashQuery(VIEW);
@@ -53,16 +54,21 @@ function DeliveryLog({ app, tick }) {
     <h2>Delivery log</h2>
     <div class="row">
       <${Field} label="Status">
-        <select name="status" value=${query.status} onChange=${(e) => setQuery({ status: e.target.value, offset: 0 })}>
+        <select name="status" value=${query.status} onChange=${(e) => setQuery({ ...query, status: e.target.value, offset: 0 })}>
           <option value="">All</option><option value="delivered">Delivered</option><option value="failed">Failed</option>
           <option value="invalid_config">No URL configured</option><option value="sending">Sending</option>
+        </select>
+      <//>
+      <${Field} label="Event">
+        <select name="event" value=${query.event} onChange=${(e) => setQuery({ ...query, event: e.target.value, offset: 0 })}>
+          <option value="">All</option>${EVENTS.map((ev) => html`<option value=${ev}>${ev}</option>`)}
         </select>
       <//>
       <button type="button" onClick=${log.reload}>Refresh</button>
     </div>
     <${Loaded} state=${log}>${(d) =>
       d.deliveries.length === 0
-        ? html`<${Empty}><p>No deliveries${query.status ? " with this status" : " yet"}. Events appear here when tenants are deleted or verification is resent; "Send test event" makes one now.</p><//>`
+        ? html`<${Empty}><p>No deliveries${query.status || query.event ? " match these filters" : " yet"}. Events appear here when tenants are deleted or verification is resent; "Send test event" makes one now.</p><//>`
         : html`${d.queued ? html`<p class="muted">${d.queued} event(s) waiting to be sent.</p>` : null}
           <div class="table-wrap"><table data-testid="deliveries">
             <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Code</th><th scope="col">Time</th><th scope="col">When</th><th scope="col"><span class="sr-only">Details</span></th></tr></thead>
