@@ -165,6 +165,14 @@ describe("dashboard tools (issue 45)", { timeout: 90_000 }, () => {
     expect([...hosts]).toEqual([d.url]);
   });
 
+  it("backups: the commands that make and restore one, with no download of every developer's data", async () => {
+    const d = await openDashboard();
+    await d.go("/backups");
+    expect(await d.page.$eval("[data-testid=backup-command]", (e) => e.textContent)).toMatch(/^npx tenantd backup /);
+    expect(await d.page.$eval("[data-testid=restore-command]", (e) => e.textContent)).toMatch(/^npx tenantd restore /);
+    expect(await d.page.title()).toBe("Backups · tenantd");
+  });
+
   it("logs: the app's recent requests, and an audit tab that says when the server has no audit trail", async () => {
     const d = await openDashboard();
     await signupTenant(d.t);

@@ -7,6 +7,7 @@ import { AppsPage } from "./pages/apps.js";
 import { AppLayout } from "./pages/app-layout.js";
 import { UsagePage } from "./pages/usage.js";
 import { ApiDocsPage } from "./pages/api-docs.js";
+import { BackupsPage } from "./pages/backups.js";
 
 function skipToMain(e) {
   // The hash holds the route: following href="#main" would navigate away.
@@ -30,14 +31,16 @@ function Shell({ session, onSignedOut }) {
   if (path[0] === "apps" && path[1]) page = html`<${AppLayout} appId=${path[1]} route=${path.slice(2)} session=${session} />`;
   else if (path[0] === "usage") page = html`<${UsagePage} />`;
   else if (path[0] === "api") page = html`<${ApiDocsPage} />`;
+  else if (path[0] === "backups") page = html`<${BackupsPage} />`;
   else page = html`<${AppsPage} />`;
   return html`<div class="shell">
     <a class="skip" href="#main" onClick=${skipToMain}>Skip to content</a>
     <header class="top">
       <a class="brand" href="#/apps">tenantd</a>
       <nav aria-label="Main">
-        <a href="#/apps" aria-current=${path[0] !== "usage" && path[0] !== "api" ? "page" : undefined}>Apps</a>
+        <a href="#/apps" aria-current=${!["usage", "api", "backups"].includes(path[0]) ? "page" : undefined}>Apps</a>
         <a href="#/usage" aria-current=${path[0] === "usage" ? "page" : undefined}>Usage</a>
+        <a href="#/backups" aria-current=${path[0] === "backups" ? "page" : undefined}>Backups</a>
         <a href="#/api" aria-current=${path[0] === "api" ? "page" : undefined}>API docs</a>
       </nav>
       <span class="who">${session.developer.email}</span>
