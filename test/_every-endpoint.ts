@@ -244,6 +244,9 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `${admin}/tenants/${aliceId}/billing/gift`, { developer: dev, body: { planId: plan.id, days: 30 } }, 200);
     await call("DELETE", `${admin}/tenants/${aliceId}/billing/gift`, { developer: dev }, 204);
     await call("POST", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev, body: { planId: plan.id, days: 7 } }, 200);
+    await call("DELETE", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev }, 404);
+    await call("POST", `${admin}/tenants/${aliceId}/billing/trial`, { developer: dev, body: { planId: plan.id, days: 7 } }, 200);
     await call("POST", `${admin}/plans/${plan.id}/sync-stripe`, { developer: dev }, 409);
 
     // Invites and family (alice holds the family plan through the dev checkout).
@@ -306,6 +309,21 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `${admin}/tenants/ten_nope/overview`, { developer: dev }, 404);
     await call("GET", `${tenantPage}/records/notes?sort=${encodeURIComponent('{"title":1}')}&limit=5`, { developer: dev }, 200);
     await call("GET", `${tenantPage}/records/notes?filter=${encodeURIComponent('{"n":{"$regex":"x"}}')}`, { developer: dev }, 400);
+    // The dashboard's tools: records edited for a tenant, a tenant created and vouched for.
+    const made = await call("POST", `${tenantPage}/records/drafts`, { developer: dev, body: { data: { title: "by the developer", n: 1 } } }, 201);
+    await call("POST", `${tenantPage}/records/drafts`, { developer: dev, body: { data: [1] } }, 400);
+    await call("PUT", `${tenantPage}/records/drafts/${made.body.record.id}`, { developer: dev, body: { data: { n: 2 } } }, 200);
+    await call("DELETE", `${tenantPage}/records/drafts/${made.body.record.id}`, { developer: dev }, 204);
+    await call("DELETE", `${tenantPage}/records/drafts/${made.body.record.id}`, { developer: dev }, 404);
+    await call("POST", `${tenantPage}/records/drafts`, { developer: dev, body: { data: { n: 3 } } }, 201);
+    await call("POST", `${tenantPage}/records/drafts/bulk-delete`, { developer: dev, body: { filter: '{"n": 3}', confirm: 2 } }, 409);
+    await call("POST", `${tenantPage}/records/drafts/bulk-delete`, { developer: dev, body: { filter: '{"n": 3}', confirm: 1 } }, 200);
+    const dave = await call("POST", `${admin}/tenants`, { developer: dev, body: { email: "dave@example.com" } }, 201);
+    await call("POST", `${admin}/tenants`, { developer: dev, body: { email: "dave@example.com" } }, 409);
+    await call("POST", `${admin}/tenants/${dave.body.tenant.id}/verify`, { developer: dev }, 200);
+    await call("POST", `${admin}/tenants/${dave.body.tenant.id}/verify`, { developer: dev }, 409);
+    await call("POST", `${admin}/tenants/${dave.body.tenant.id}/sign-in/disable`, { developer: dev }, 200);
+    await call("POST", `${admin}/tenants/${dave.body.tenant.id}/sign-in/enable`, { developer: dev }, 200);
     const multipartHeaders = { "content-type": "multipart/form-data; boundary=----tenantdTestBoundary7MA4YWxkTrZu0gW" };
     const image = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.png", type: "image/png", data: png }]), headers: multipartHeaders }, 201)).body.file as { id: string };
     const textFile = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.txt", type: "text/plain", data: Buffer.from("plain words") }]), headers: multipartHeaders }, 201)).body.file as { id: string };
@@ -324,7 +342,10 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     const log = await call("GET", `${admin}/webhook-deliveries?limit=10`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries/${(log.body.deliveries as { id: string }[])[0]!.id}`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries/evt_nope`, { developer: dev }, 404);
+    await call("POST", `${admin}/webhook-deliveries/${(log.body.deliveries as { id: string }[])[0]!.id}/redeliver`, { developer: dev }, 202);
+    await call("POST", `${admin}/webhook-deliveries/evt_nope/redeliver`, { developer: dev }, 404);
     await call("GET", `${admin}/webhook-deliveries?status=failed`, { developer: dev }, 200);
+    await call("GET", `${admin}/webhook-deliveries?event=webhook.test&status=delivered`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries?status=lost`, { developer: dev }, 400);
     await call("GET", "/api/v1/admin/cron", { developer: dev }, 200);
     const trail = await call("GET", `${admin}/audit?limit=2`, { developer: dev }, 200);
@@ -333,6 +354,11 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("DELETE", `${admin}/event-webhook-config`, { developer: dev }, 204);
     await call("POST", `${admin}/event-webhook-config/test`, { developer: dev }, 404);
     await call("GET", `${admin}/outbox?limit=5`, { developer: dev }, 200);
+    await call("GET", `${admin}/email/previews`, { developer: dev }, 200);
+    await call("GET", `${admin}/access-log?status=2&limit=5`, { developer: dev }, 200);
+    await call("GET", `${admin}/access-log?status=9`, { developer: dev }, 400);
+    await call("POST", `${admin}/email/test`, { developer: dev, body: { to: "dev-inbox@example.com" } }, 200);
+    await call("POST", `${admin}/email/test`, { developer: dev, body: { to: "nobody" } }, 400);
     await call("GET", `${admin}/indexes`, { developer: dev }, 200);
     await call("GET", `${admin}/indexes`, {}, 401);
     await call("GET", `${admin}/outbox?limit=0`, { developer: dev }, 400);

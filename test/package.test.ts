@@ -181,6 +181,24 @@ await backend.close();
       // The host's own JSON route, its parser mounted after tenantd.
       const named = await fetch(`${base}/hello`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ann" }) });
       expect(await named.json()).toEqual({ hello: "ann" });
+      // The dashboard, from the bundle the tarball carries (no esbuild installed here).
+      expect(listing).toContain("package/dist/dashboard/public/bundle.json");
+      const dashboard = await run(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `import { createTenantBackend } from "tenantd";
+const b = await createTenantBackend({ dataDir: "./dash-data", logger: "silent" });
+const page = await b.fetch(new Request("http://localhost/_/"));
+const script = /src="(assets\\/app-[A-Z0-9]{8}\\.js)"/.exec(await page.text())?.[1];
+const bundle = await b.fetch(new Request("http://localhost/_/" + script));
+console.log(page.status, script !== undefined, bundle.status, bundle.headers.get("cache-control"));
+await b.close();`,
+        ],
+        { cwd: project, env: cleanEnv() },
+      );
+      expect(dashboard.stdout.trim()).toBe("200 true 200 public, max-age=31536000, immutable");
       server.kill();
 
       // Without h3's optional peer crossws (npm link, pnpm, --legacy-peer-deps) one more

@@ -107,6 +107,9 @@ async function populate(): Promise<Populated> {
   tenant.bearer = { accessToken: tenant.accessToken, appId: t.app.id };
   expect((await t.request("POST", `/api/v1/admin/apps/${t.app.id}/event-webhook-config/test`, { developer: b.dev })).status).toBeLessThan(300);
   await finishedDeliveries(t, b.dev, 1);
+  // A tenant whose sign-in the developer turned off (tenant_sign_in_blocks).
+  const blocked = await signupTenant(t, { email: "blocked@example.com" });
+  expect((await t.request("POST", `/api/v1/admin/apps/${t.app.id}/tenants/${blocked.id}/sign-in/disable`, { developer: b.dev })).status).toBe(200);
   await t.backend.close();
   // An event still queued when writes stopped (no dispatcher runs here).
   const sqlite = openDatabase(join(t.dataDir, "tenantd.db"));

@@ -14,6 +14,7 @@ import { registerTenantAdminRoutes } from "./tenant-routes.ts";
 import { registerToolsAdminRoutes } from "./tools-routes.ts";
 import { auditRequest } from "../audit/http.ts";
 import { appChanges } from "../audit/actions.ts";
+import { registerDashboardToolRoutes } from "./dashboard-tools.ts";
 
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
 export const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
@@ -95,4 +96,5 @@ export function registerAdminRoutes(router: Router, core: Core): void {
   });
   registerTenantAdminRoutes(router, core);
   registerToolsAdminRoutes(router, core);
+  registerDashboardToolRoutes(router, core);
 }

@@ -45,11 +45,10 @@ const PREVIEWABLE = new Set(["image/png", "image/jpeg", "image/gif", "image/webp
  * The records API's own list function runs for a tenant named by the developer: it reads
  * only the app and tenant of its auth argument, so the developer's view is the tenant's view.
  */
-const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantId: tenant.id, sessionId: "", parentTenantId: tenant.parentTenantId, exp: 0 });
+export const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantId: tenant.id, sessionId: "", parentTenantId: tenant.parentTenantId, exp: 0 });
 
-/** Developer views of an app's tenants: search, one tenant's whole page, records, files. */
-export function registerTenantAdminRoutes(router: Router, core: Core): void {
-  const base = "/api/v1/admin/apps/:appId/tenants";
+/** The signed-in developer's own app named by `:appId`, and its tenant named by `:tenantId` (id or email). */
+export function adminLookups(core: Core) {
   const ownApp = async (event: H3Event) => {
     const { developer } = await requireDeveloper(event, core);
     return requireOwnApp(core, developer, getRouterParam(event, "appId"));
@@ -58,6 +57,13 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
     const app = await ownApp(event);
     return { app, tenant: await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? "")) };
   };
+  return { ownApp, tenantOf };
+}
+
+/** Developer views of an app's tenants: search, one tenant's whole page, records, files. */
+export function registerTenantAdminRoutes(router: Router, core: Core): void {
+  const base = "/api/v1/admin/apps/:appId/tenants";
+  const { ownApp, tenantOf } = adminLookups(core);
 
   router.get(base, async (event) => {
     const app = await ownApp(event);
@@ -79,7 +85,7 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
   router.get(`${base}/:tenantId/overview`, async (event) => {
     const { app, tenant } = await tenantOf(event);
     const now = core.clock();
-    const [sessions, billing, invites, collections, files, members, parent] = await Promise.all([
+    const [sessions, billing, invites, collections, files, members, parent, disabledAt] = await Promise.all([
       core.db.admin.tenantSessions(app.id, tenant.id),
       tenantBilling(core, app, tenant),
       listInviteTokens(core, app, tenant.id),
@@ -87,9 +93,10 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
       tenantFiles(app, tenant, 50, 0),
       core.db.family.members(app.id, tenant.id),
       tenant.parentTenantId ? core.db.tenants.findById(app.id, tenant.parentTenantId) : undefined,
+      core.db.admin.signInDisabledAt(tenant.id),
     ]);
     return {
-      tenant: { ...toPublicTenant(tenant), locale: tenant.locale, hasPassword: tenant.passwordHash !== null },
+      tenant: { ...toPublicTenant(tenant), locale: tenant.locale, hasPassword: tenant.passwordHash !== null, signInDisabledAt: toIso(disabledAt) },
       sessions: sessions.map((s) => ({
         id: s.id,
         createdAt: toIso(s.createdAt)!,
@@ -114,6 +121,15 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
     const ended = await core.db.sessions.endAllForTenant(tenant.id, core.clock(), "admin");
     await auditRequest(core, event, { appId: app.id, action: "tenant.sessions_ended", tenantId: tenant.id, details: { count: ended } });
     return { ended };
+  });
+
+  // Ends a trial now (a trial granted by mistake, or a replaced one to take back); a paid
+  // subscription or a gift is untouched.
+  router.delete(`${base}/:tenantId/billing/trial`, async (event) => {
+    const { app, tenant } = await tenantOf(event);
+    if (!(await core.db.billing.removeSource(app.id, tenant.id, "trial"))) throw fail("not_found", "This tenant has no trial to end.");
+    event.res.status = 204;
+    return null;
   });
 
   router.get(`${base}/:tenantId/records/:collection`, async (event) => {

@@ -26,6 +26,7 @@ import { registerSigningKeyRoutes } from "./signing-key-routes.ts";
 import { registerEmailSignInRoutes } from "./email-code/routes.ts";
 import { registerAnonymousRoutes } from "./anonymous-routes.ts";
 import { asTenant, auditRequest, auditTenant } from "../audit/http.ts";
+import { requireVerificationDelivery } from "../admin/email-delivery.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
@@ -167,6 +168,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const { developer } = await requireDeveloper(event, core);
     const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
     const tenant = await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? ""));
+    await requireVerificationDelivery(core, app);
     const { sentBy, expiresAt } = await resendVerification(core, app, tenant);
     await auditRequest(core, event, { appId: app.id, action: "tenant.verification_resent", tenantId: tenant.id });
     return { ok: true, sentBy, expiresAt: new Date(expiresAt).toISOString() };

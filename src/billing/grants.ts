@@ -48,6 +48,8 @@ export async function grantTrial(core: Core, app: AppRow, tenant: TenantRow, raw
   const length = input.days ?? settings?.days;
   if (!planId || !length) throw fail("invalid_request", "body: give planId and days (the app has no trial settings to default to).");
   const plan = await requirePlan(core, app, planId);
+  // Signup trials skip an archived plan too: a trial is an offer, and archived plans are no longer offered.
+  if (plan.archivedAt !== null) throw fail("invalid_request", `body.planId: plan ${plan.slug} is archived; trials are of offered plans only (unarchive it first).`);
   const now = core.clock();
   await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "trial", planId: plan.id, expiresAt: now + length * DAY_MS, now });
   return tenantBilling(core, app, tenant);

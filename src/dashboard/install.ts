@@ -17,13 +17,14 @@ export function installDashboard(h3: H3, core: Core): void {
   if (!option) return;
   const path = option.path;
   const assets = loadAssets();
-  const index = assets.get("index.html")!;
+  // A failed bundle shows on the dashboard's own requests, not as an unhandled rejection.
+  assets.catch(() => {});
 
   // h3 matches `/_` and `/_/` alike; relative asset URLs need the slash.
-  h3.get(path, (event) => (event.url.pathname.endsWith("/") ? sendAsset(event, index) : redirectTo(event, `${event.url.pathname}/`)));
-  h3.get(`${path}/assets/**`, (event) => {
+  h3.get(path, async (event) => (event.url.pathname.endsWith("/") ? sendAsset(event, (await assets).get("index.html")!) : redirectTo(event, `${event.url.pathname}/`)));
+  h3.get(`${path}/assets/**`, async (event) => {
     const name = safeDecode(event.url.pathname.slice(event.url.pathname.lastIndexOf(`${path}/assets/`) + path.length + 8));
-    const asset = name === undefined ? undefined : assets.get(name);
+    const asset = name === undefined ? undefined : (await assets).get(name);
     if (!asset || name === "index.html") throw fail("not_found", `No dashboard asset ${name ?? "with that name"}.`);
     return sendAsset(event, asset);
   });
@@ -46,7 +47,8 @@ function redirectTo(event: H3Event, location: string): Response {
 }
 
 function sendAsset(event: H3Event, asset: Asset): Response {
-  const headers = new Headers({ "content-type": asset.type, etag: asset.etag, "cache-control": "no-cache", vary: "accept-encoding" });
+  const cache = asset.immutable ? "public, max-age=31536000, immutable" : "no-cache";
+  const headers = new Headers({ "content-type": asset.type, etag: asset.etag, "cache-control": cache, vary: "accept-encoding" });
   secureHeaders(headers);
   if (event.req.headers.get("if-none-match") === asset.etag) return new Response(null, { status: 304, headers });
   const gzip = /\bgzip\b/.test(event.req.headers.get("accept-encoding") ?? "");

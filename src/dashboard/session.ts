@@ -57,11 +57,13 @@ const json = (body: unknown, status = 200, extra?: Record<string, string>) => {
 
 export function registerSessionRoutes(h3: H3, core: Core, path: string): void {
   const devMode = () => core.config.email.transport === "outbox";
+  // What the pages show the developer to register elsewhere: OAuth callback and Stripe webhook URLs.
+  const server = () => ({ devMode: devMode(), publicUrl: core.config.publicUrl });
 
   h3.get(`${path}/session`, async (event) => {
     const session = await dashboardSession(event, core);
     if (session) {
-      return json({ signedIn: true, developer: toPublicDeveloper(session.developer), csrfToken: csrfToken(core, session.tokenHash), devMode: devMode() });
+      return json({ signedIn: true, developer: toPublicDeveloper(session.developer), csrfToken: csrfToken(core, session.tokenHash), ...server() });
     }
     const firstRun = (await core.db.developers.list()).length === 0;
     const showPath = core.config.mode === "development" || isLoopback(event, core);
@@ -74,7 +76,7 @@ export function registerSessionRoutes(h3: H3, core: Core, path: string): void {
     await enforceRateLimit(event, core, "developer-login", { email: body.email });
     const { token, developer } = await loginDeveloper(core, body.email, body.password, clientIp(event, core));
     const cookie = sessionCookie(event, core, cookiePath(event, path), token, Math.floor(DEVELOPER_SESSION_TTL_MS / 1000));
-    return json({ signedIn: true, developer, csrfToken: csrfToken(core, hashToken(token)), devMode: devMode() }, 200, { "set-cookie": cookie });
+    return json({ signedIn: true, developer, csrfToken: csrfToken(core, hashToken(token)), ...server() }, 200, { "set-cookie": cookie });
   });
 
   h3.delete(`${path}/session`, async (event) => {

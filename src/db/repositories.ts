@@ -430,8 +430,12 @@ export interface AdminRepository {
   recordCounts(appId: string, tenantId: string): Promise<{ collection: string; count: number }[]>;
   /** Ids of a tenant's files, newest first (the files repository reads each row). */
   tenantFileIds(appId: string, tenantId: string, limit: number, offset: number): Promise<{ ids: string[]; total: number }>;
-  /** The delivery log of one app, newest first (bodies not read), optionally of one status. */
-  deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }>;
+  /** The delivery log of one app, newest first (bodies not read), optionally of one status and one event. */
+  deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number, event?: string): Promise<{ deliveries: DeliveryRow[]; total: number }>;
+  /** Turns a tenant's sign-in off (`at`, kept when already off) or back on (null). */
+  setSignInDisabled(appId: string, tenantId: string, at: number | null): Promise<void>;
+  /** When the developer turned the tenant's sign-in off, or null while it is on. */
+  signInDisabledAt(tenantId: string): Promise<number | null>;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { rememberAccess } from "../admin/access-log.ts";
 import { toResponse, type EventHandler, type H3Event, type Middleware } from "h3";
 import { asHttpError, errorResponse, errorToResponse } from "../errors.ts";
 import { corsCheck } from "./cors.ts";
@@ -162,6 +163,9 @@ export function defineRequestMiddleware(core: Core, lifecycle: Lifecycle): Middl
           addHeaders(response, event, requestId);
         }
       }
+      const appId = appIdOf(event);
+      // The dashboard's Logs page: the app's recent requests (src/admin/access-log.ts).
+      if (appId) rememberAccess(core, appId, { at: core.clock(), method: event.req.method, route: (event.context.matchedRoute as { route?: string } | undefined)?.route ?? "(no route)", status: response.status, ms: Math.round((performance.now() - started) * 10) / 10, requestId });
       if (core.config.accessLog) {
         const route = (event.context.matchedRoute as { route?: string } | undefined)?.route;
         // Probes come every few seconds: their lines are debug, so they do not drown the rest.

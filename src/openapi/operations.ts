@@ -5,6 +5,9 @@ import { SignupBody } from "../auth/signup.ts";
 import * as admin from "../admin/routes.ts";
 import { FilesQuery, RecordsQuery, TenantSearchQuery } from "../admin/tenant-routes.ts";
 import { OutboxQuery, TEST_EVENT } from "../admin/tools-routes.ts";
+import { AccessLogQuery, BulkDeleteBody, EmailTestBody } from "../admin/dashboard-tools.ts";
+import { CreateTenantBody } from "../admin/tenant-actions.ts";
+import { DataBody } from "../data/routes.ts";
 import * as data from "../data/routes.ts";
 import { IndexesQuery } from "../data/indexes.ts";
 import * as family from "../family/routes.ts";
@@ -82,8 +85,8 @@ export const OPERATIONS: Operation[] = [
 
   // Tenant auth.
   { method: "POST", path: `${base}/auth/signup`, tag: "auth", summary: "Create an account and sign in", security: "appKey", body: SignupBody, responses: { 201: s.AuthReply }, errors: ["email_exists", "signup_disabled", "invite_required", "invalid_token", ...RATE] },
-  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: SignInReply }, errors: ["invalid_credentials", ...RATE],
-    description: "A tenant with two-factor authentication (or any tenant, with `settings.auth.requireMfa`) gets `{ mfaRequired: true, mfaTicket, methods, … }` in place of tokens: answer it with `POST /auth/mfa/verify`." },
+  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: SignInReply }, errors: ["invalid_credentials", "forbidden", ...RATE],
+    description: "A tenant with two-factor authentication (or any tenant, with `settings.auth.requireMfa`) gets `{ mfaRequired: true, mfaTicket, methods, … }` in place of tokens: answer it with `POST /auth/mfa/verify`. `403 forbidden` when the app's developer turned this account's sign-in off (after the password checked out)." },
   { method: "POST", path: `${base}/auth/refresh`, tag: "auth", summary: "Rotate the refresh token for a new access token", security: "appKey", body: auth.RefreshBody, responses: { 200: s.TokenPair }, errors: ["invalid_credentials", "session_ended", ...RATE],
     description: "The refresh token is single-use: a token already rotated (outside a short grace window for concurrent refreshes) ends the whole session (`session_ended`)." },
   { method: "POST", path: `${base}/auth/logout`, tag: "auth", summary: "End this session", security: "tenant", body: auth.LogoutBody, responses: { 204: "empty" } },
@@ -180,7 +183,8 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${tenantAdmin}/files`, tag: "admin", summary: "A tenant's files, newest first", security: "developer", query: FilesQuery, responses: { 200: s.TenantFiles } },
   { method: "GET", path: `${tenantAdmin}/files/:fileId/preview`, tag: "admin", summary: "An image file's bytes for the dashboard's preview (PNG, JPEG, GIF, WebP, AVIF only)", security: "developer", responses: { 200: "binary" }, errors: ["unsupported_media_type"] },
   { method: "DELETE", path: `${tenantAdmin}/files/:fileId`, tag: "admin", summary: "Delete a tenant's file", security: "developer", responses: { 204: "empty" } },
-  { method: "POST", path: `${tenantAdmin}/resend-verification`, tag: "admin", summary: "Resend a tenant's verification email", security: "developer", responses: { 200: s.ResendVerificationAdminReply }, errors: ["already_verified"] },
+  { method: "POST", path: `${tenantAdmin}/resend-verification`, tag: "admin", summary: "Resend a tenant's verification email", security: "developer", responses: { 200: s.ResendVerificationAdminReply }, errors: ["already_verified", "conflict"],
+    description: "`409 conflict` when nothing would deliver the email: the app sends its own email (`sendEmail: false`) and has no webhook URL." },
   { method: "GET", path: `${appAdmin}/plans`, tag: "admin", summary: "The app's plans, archived ones on request", security: "developer", query: PlanListQuery, responses: { 200: s.AdminPlanList } },
   { method: "POST", path: `${appAdmin}/plans`, tag: "admin", summary: "Create a plan", security: "developer", body: CreatePlanSchema, responses: { 201: s.AdminPlanReply }, errors: ["conflict"] },
   { method: "PATCH", path: `${appAdmin}/plans/:planId`, tag: "admin", summary: "Update a plan", security: "developer", body: UpdatePlanSchema, responses: { 200: s.AdminPlanReply }, errors: ["conflict"] },
@@ -191,6 +195,21 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: `${tenantAdmin}/billing/gift`, tag: "admin", summary: "Gift a plan", security: "developer", body: GiftBody, responses: { 200: s.TenantBilling } },
   { method: "DELETE", path: `${tenantAdmin}/billing/gift`, tag: "admin", summary: "Take a gift back", security: "developer", responses: { 204: "empty" } },
   { method: "POST", path: `${tenantAdmin}/billing/trial`, tag: "admin", summary: "Grant a trial", security: "developer", body: TrialBody, responses: { 200: s.TenantBilling }, errors: ["conflict"] },
+  { method: "DELETE", path: `${tenantAdmin}/billing/trial`, tag: "admin", summary: "End a tenant's trial now", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${appAdmin}/tenants`, tag: "admin", summary: "Create a tenant (any sign-up mode; no session is opened)", security: "developer", body: CreateTenantBody, responses: { 201: s.TenantReply }, errors: ["email_exists"],
+    description: "Without `password` the tenant sets one through password reset (or signs in with a provider). `verified: true` marks the address verified and sends no verification email." },
+  { method: "POST", path: `${tenantAdmin}/sign-in/disable`, tag: "admin", summary: "Turn a tenant's sign-in off: every session ends, sign-in is refused (403 forbidden)", security: "developer", responses: { 200: s.SignInState } },
+  { method: "POST", path: `${tenantAdmin}/sign-in/enable`, tag: "admin", summary: "Turn a tenant's sign-in back on", security: "developer", responses: { 200: s.SignInState } },
+  { method: "POST", path: `${tenantAdmin}/verify`, tag: "admin", summary: "Mark a tenant's email verified (no email is sent)", security: "developer", responses: { 200: s.TenantReply }, errors: ["already_verified"] },
+  { method: "POST", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "Create a record for a tenant", security: "developer", body: DataBody, responses: { 201: s.RecordReply }, errors: ["conflict", "limit_reached", "payload_too_large"] },
+  { method: "PUT", path: `${tenantAdmin}/records/:collection/:recordId`, tag: "admin", summary: "Merge-patch a tenant's record (as PUT /api/v1/data/{collection}/{id})", security: "developer", body: DataBody, responses: { 200: s.RecordReply }, errors: ["conflict", "payload_too_large"] },
+  { method: "DELETE", path: `${tenantAdmin}/records/:collection/:recordId`, tag: "admin", summary: "Delete a tenant's record", security: "developer", responses: { 204: "empty" } },
+  { method: "POST", path: `${tenantAdmin}/records/:collection/bulk-delete`, tag: "admin", summary: "Delete every record a filter matches (at most 1000)", security: "developer", body: BulkDeleteBody, responses: { 200: s.RecordsDeleted }, errors: ["conflict", "invalid_filter"],
+    description: "`confirm` is the number of records the filter matches: when the selection changed since the developer looked, `409 conflict` and nothing is deleted." },
+  { method: "POST", path: `${appAdmin}/webhook-deliveries/:deliveryId/redeliver`, tag: "webhooks", summary: "Send a delivery's event again (a new event with the same content)", security: "developer", responses: { 202: s.WebhookRedelivered }, errors: ["gone"] },
+  { method: "GET", path: `${appAdmin}/access-log`, tag: "admin", summary: "The app's recent requests on this node (newest first, the last 500 kept in memory)", security: "developer", query: AccessLogQuery, responses: { 200: s.AccessLog } },
+  { method: "GET", path: `${appAdmin}/email/previews`, tag: "admin", summary: "The app's verification and reset emails in en, es and nl, with its name and links", security: "developer", responses: { 200: s.EmailPreviews } },
+  { method: "POST", path: `${appAdmin}/email/test`, tag: "admin", summary: "Send a test email through the configured transport, now", security: "developer", body: EmailTestBody, responses: { 200: s.EmailTestSent }, errors: ["provider_error"] },
   { method: "PUT", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "Set the webhook URL (returns the signing secret once, when new)", security: "developer", body: WebhookUrlBody, responses: { 200: s.WebhookConfig } },
   { method: "GET", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "The webhook configuration (never the secret)", security: "developer", responses: { 200: s.WebhookConfig } },
   { method: "DELETE", path: `${appAdmin}/event-webhook-config`, tag: "webhooks", summary: "Remove the webhook", security: "developer", responses: { 204: "empty" } },

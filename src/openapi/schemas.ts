@@ -198,7 +198,7 @@ export const WebhookDeliveries = obj({
   offset: v.number(),
 });
 // The dashboard's views of one tenant (admin API).
-export const AdminTenant = obj({ ...Tenant.entries, locale: v.string(), hasPassword: v.boolean() });
+export const AdminTenant = obj({ ...Tenant.entries, locale: v.string(), hasPassword: v.boolean(), signInDisabledAt: isoOrNull });
 export const AdminSession = obj({ id: v.string(), createdAt: iso, expiresAt: iso, endedAt: isoOrNull, endReason: v.nullable(v.string()), active: v.boolean() });
 export const AdminFile = obj({ ...FileInfo.entries, previewable: v.boolean() });
 export const TenantFiles = obj({ files: v.array(AdminFile), total: v.number(), limit: v.number(), offset: v.number() });
@@ -309,3 +309,17 @@ export const CronRuns = obj({
     }),
   ),
 });
+// The dashboard's tools (issue 45).
+export const RecordsDeleted = obj({ deleted: v.number() });
+export const WebhookRedelivered = obj({ ok: v.literal(true), event: v.string() });
+export const EmailPreviews = obj({
+  from: v.string(),
+  transport: v.string(),
+  previews: v.array(obj({ kind: v.picklist(["verify", "reset"]), locale: v.picklist(["en", "es", "nl"]), subject: v.string(), text: v.string(), link: v.string() })),
+});
+export const EmailTestSent = obj({ ok: v.literal(true), to: v.string(), transport: v.string() });
+export const AccessLog = obj({
+  entries: v.array(obj({ at: v.string(), method: v.string(), route: v.string(), status: v.number(), ms: v.number(), requestId: v.string() })),
+  kept: v.number(),
+});
+export const SignInState = obj({ tenant: Tenant, signInDisabledAt: isoOrNull, sessionsEnded: v.number() });

@@ -21,6 +21,7 @@ export const DeliveryListQuery = v.object({
   limit: wholeNumber(1, 1000, 50),
   offset: wholeNumber(0, Number.MAX_SAFE_INTEGER, 0),
   status: v.optional(v.picklist(["sending", "delivered", "failed", "invalid_config"], "must be sending, delivered, failed or invalid_config")),
+  event: v.optional(v.pipe(v.string("must appear once"), v.maxLength(100, "must be at most 100 characters"))),
 });
 
 export const toPublicDelivery = (d: DeliveryRow) => ({
@@ -39,8 +40,8 @@ export const toPublicDelivery = (d: DeliveryRow) => ({
 export type PublicDelivery = ReturnType<typeof toPublicDelivery>;
 
 /** The delivery log, newest event first, plus how many events still wait in the queue. */
-export async function listDeliveries(core: Core, app: AppRow, page: { limit: number; offset: number; status?: DeliveryStatus }) {
-  const { deliveries, total } = await core.db.admin.deliveries(app.id, page.status, page.limit, page.offset);
+export async function listDeliveries(core: Core, app: AppRow, page: { limit: number; offset: number; status?: DeliveryStatus; event?: string }) {
+  const { deliveries, total } = await core.db.admin.deliveries(app.id, page.status, page.limit, page.offset, page.event || undefined);
   return { deliveries: deliveries.map(toPublicDelivery), total, queued: await core.db.webhooks.queuedCount(app.id), limit: page.limit, offset: page.offset };
 }
 

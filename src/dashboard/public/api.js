@@ -27,9 +27,15 @@ async function send(method, url, body) {
     throw new ApiError(0, "network", "The server did not answer: is tenantd still running?");
   }
   const text = await res.text();
-  const data = text ? JSON.parse(text) : null;
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    // A proxy's or host's HTML error page: say what happened, not "Unexpected token <".
+    throw new ApiError(res.status, "not_json", `The server answered ${res.status} ${res.statusText || ""} with a page that is not the dashboard's API (a proxy in front of tenantd?). Try again, or check the server's logs.`.replace("  ", " "));
+  }
   if (!res.ok) {
-    if (res.status === 401 && url.pathname.includes("/api/")) onSignedOut();
+    if (res.status === 401 && url.pathname.includes("/api/")) onSignedOut("Your dashboard session ended (it expired, or you signed out elsewhere): sign in again.");
     throw new ApiError(res.status, data?.error ?? "error", data?.message ?? `Request failed with status ${res.status}.`);
   }
   return data;
@@ -54,6 +60,9 @@ export async function signOut() {
   await send("DELETE", new URL("session", base));
   csrf = null;
 }
+
+/** The server's own OpenAPI document (beside the dashboard's path, so a mount prefix carries over): nothing from a CDN. */
+export const openApiUrl = new URL("../api/v1/openapi.json", base);
 
 /** URL of a file preview (same-origin, through the dashboard's forwarder). */
 export const previewUrl = (appId, tenantId, fileId) =>

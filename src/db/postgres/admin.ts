@@ -49,12 +49,20 @@ export function createPgAdminRepo(sql: PgSql): AdminRepository {
       const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM files WHERE app_id = ${appId} AND tenant_id = ${tenantId}`;
       return { ids: rows.map((r) => r.id), total: c!.n };
     },
-    async deliveries(appId, status, limit, offset) {
-      const only = status ? sql`AND status = ${status}` : sql``;
+    async deliveries(appId, status, limit, offset, event) {
+      const only = sql`${status ? sql`AND status = ${status}` : sql``} ${event ? sql`AND event = ${event}` : sql``}`;
       const deliveries = await sql<DeliveryRow[]>`SELECT ${sql.unsafe(DELIVERY)} FROM webhook_deliveries WHERE app_id = ${appId} ${only}
         ORDER BY created_at DESC, seq DESC LIMIT ${limit} OFFSET ${offset}`;
       const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ${appId} ${only}`;
       return { deliveries: [...deliveries], total: c!.n };
+    },
+    async setSignInDisabled(appId, tenantId, at) {
+      if (at === null) await sql`DELETE FROM tenant_sign_in_blocks WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
+      else await sql`INSERT INTO tenant_sign_in_blocks (tenant_id, app_id, disabled_at) VALUES (${tenantId}, ${appId}, ${at}) ON CONFLICT (tenant_id) DO NOTHING`;
+    },
+    async signInDisabledAt(tenantId) {
+      const [row] = await sql<{ at: number }[]>`SELECT disabled_at AS at FROM tenant_sign_in_blocks WHERE tenant_id = ${tenantId}`;
+      return row ? Number(row.at) : null;
     },
   };
 }

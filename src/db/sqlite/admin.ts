@@ -30,6 +30,9 @@ export function createAdminRepo(db: SqliteDb) {
     ),
     files: db.prepare<[string, string, number, number], { id: string }>("SELECT id FROM files WHERE app_id = ? AND tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"),
     fileCount: db.prepare<[string, string], { n: number }>("SELECT COUNT(*) AS n FROM files WHERE app_id = ? AND tenant_id = ?"),
+    disable: db.prepare<[string, string, number]>("INSERT INTO tenant_sign_in_blocks (tenant_id, app_id, disabled_at) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO NOTHING"),
+    enable: db.prepare<[string, string]>("DELETE FROM tenant_sign_in_blocks WHERE tenant_id = ? AND app_id = ?"),
+    disabledAt: db.prepare<[string], { disabled_at: number }>("SELECT disabled_at FROM tenant_sign_in_blocks WHERE tenant_id = ?"),
   };
 
   return {
@@ -74,12 +77,19 @@ export function createAdminRepo(db: SqliteDb) {
       return { ids: q.files.all(appId, tenantId, limit, offset).map((r) => r.id), total: q.fileCount.get(appId, tenantId)!.n };
     },
     /** The delivery log of one app, newest first, optionally of one status. */
-    async deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }> {
-      const where = status ? "app_id = ? AND status = ?" : "app_id = ?";
-      const params = status ? [appId, status] : [appId];
+    async deliveries(appId: string, status: DeliveryStatus | undefined, limit: number, offset: number, event?: string): Promise<{ deliveries: DeliveryRow[]; total: number }> {
+      const where = ["app_id = ?", ...(status ? ["status = ?"] : []), ...(event ? ["event = ?"] : [])].join(" AND ");
+      const params = [appId, ...(status ? [status] : []), ...(event ? [event] : [])];
       const rows = prepared(`SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as RawDelivery[];
       const total = (prepared(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE ${where}`).get(...params) as { n: number }).n;
       return { deliveries: rows.map(toDelivery), total };
+    },
+    async setSignInDisabled(appId: string, tenantId: string, at: number | null): Promise<void> {
+      if (at === null) q.enable.run(tenantId, appId);
+      else q.disable.run(tenantId, appId, at);
+    },
+    async signInDisabledAt(tenantId: string): Promise<number | null> {
+      return q.disabledAt.get(tenantId)?.disabled_at ?? null;
     },
   };
 }

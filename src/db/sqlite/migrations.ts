@@ -15,6 +15,7 @@ import { mfaSchema } from "./schema/mfa.ts";
 import { signInSchema } from "./schema/sign-in.ts";
 import { recordFieldIndexesSchema } from "./schema/record-field-indexes.ts";
 import { auditCronSchema } from "./schema/audit-cron.ts";
+import { signInBlocksSchema } from "./schema/sign-in-blocks.ts";
 
 export interface Migration {
   version: number;
@@ -43,6 +44,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 15, name: "sign-in", sql: signInSchema },
   { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
   { version: 16, name: "audit-and-cron", sql: auditCronSchema },
+  { version: 18, name: "tenant-sign-in-blocks", sql: signInBlocksSchema },
 ];
 
 /**

@@ -9,6 +9,8 @@ import { RecordsPage } from "./records.js";
 import { PlansPage } from "./plans.js";
 import { WebhooksPage } from "./webhooks.js";
 import { OutboxPage } from "./outbox.js";
+import { EmailPage } from "./email.js";
+import { LogsPage } from "./logs.js";
 
 const TABS = [
   ["", "Overview"],
@@ -16,21 +18,26 @@ const TABS = [
   ["tenants", "Tenants"],
   ["plans", "Plans"],
   ["webhooks", "Webhooks"],
+  ["email", "Email"],
+  ["logs", "Logs"],
 ];
 
 /** One app: its tabs and the page the hash names. */
-export function AppLayout({ appId, route, devMode }) {
+export function AppLayout({ appId, route, session }) {
+  const devMode = session.devMode;
   const state = useLoad(() => api("GET", `admin/apps/${appId}`), [appId]);
   const tabs = devMode ? [...TABS, ["outbox", "Outbox"]] : TABS;
   return html`<${Loaded} state=${state}>${({ app }) => {
     const [tab = "", id, sub, collection] = route;
     let page;
-    if (tab === "settings") page = html`<${SettingsPage} app=${app} onSaved=${state.reload} />`;
+    if (tab === "settings") page = html`<${SettingsPage} app=${app} session=${session} onSaved=${state.reload} />`;
     else if (tab === "tenants" && id && sub === "records" && collection) page = html`<${RecordsPage} app=${app} tenantId=${id} collection=${collection} />`;
     else if (tab === "tenants" && id) page = html`<${TenantPage} app=${app} tenantId=${id} />`;
     else if (tab === "tenants") page = html`<${TenantsPage} app=${app} />`;
     else if (tab === "plans") page = html`<${PlansPage} app=${app} />`;
-    else if (tab === "webhooks") page = html`<${WebhooksPage} app=${app} />`;
+    else if (tab === "webhooks") page = html`<${WebhooksPage} app=${app} session=${session} />`;
+    else if (tab === "email") page = html`<${EmailPage} app=${app} />`;
+    else if (tab === "logs") page = html`<${LogsPage} app=${app} />`;
     else if (tab === "outbox" && devMode) page = html`<${OutboxPage} app=${app} />`;
     else page = html`<${KeysPage} app=${app} onChanged=${state.reload} />`;
     return html`<section>

@@ -1,6 +1,6 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, CopyButton } from "../ui.js";
+import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, CopyButton, PageTitle } from "../ui.js";
 
 export function AppsPage() {
   const apps = useLoad(() => api("GET", "admin/apps"), []);
@@ -15,7 +15,7 @@ export function AppsPage() {
     });
   };
   return html`<section>
-    <h1>Apps</h1>
+    <${PageTitle} title="Apps" />
     <${Loaded} state=${apps}>${({ apps: list }) =>
       list.length === 0
         ? html`<${Empty}><p>You have no apps yet. Create one below: it gets its own tenants, keys, plans and webhooks.</p><//>`
@@ -24,7 +24,7 @@ export function AppsPage() {
               (a) => html`<li class="card" key=${a.id}>
                 <h2><a href=${`#/apps/${a.id}`}>${a.name}</a></h2>
                 <p class="muted"><code>${a.id}</code></p>
-                <p>Publishable key <code>${a.publishableKey}</code> <${CopyButton} text=${a.publishableKey} label="Copy key" /></p>
+                <p>Publishable key <code>${a.publishableKey}</code> <${CopyButton} text=${a.publishableKey} label="Copy key" what=${`publishable key of ${a.name}`} /></p>
               </li>`,
             )}
           </ul>`}<//>

@@ -1,6 +1,6 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useAction, ErrorNote, CopyButton, SecretOnce, Confirm } from "../ui.js";
+import { useAction, ErrorNote, CopyButton, SecretOnce, Confirm, PageTitle } from "../ui.js";
 
 /** The app's overview: ids and keys, and deleting the app. */
 export function KeysPage({ app, onChanged }) {
@@ -21,11 +21,11 @@ export function KeysPage({ app, onChanged }) {
   const remove = () => api("DELETE", `admin/apps/${app.id}`).then(() => (location.hash = "#/apps"));
   return html`<div class="stack">
     <div class="card">
-      <h1>${app.name}</h1>
+      <${PageTitle} title=${`${app.name} overview`}>${app.name}<//>
       <dl class="facts">
-        <dt>App id (<code>x-service-app</code>)</dt><dd><code>${app.id}</code> <${CopyButton} text=${app.id} /></dd>
+        <dt>App id (<code>x-service-app</code>)</dt><dd><code>${app.id}</code> <${CopyButton} text=${app.id} what="app id" /></dd>
         <dt>Publishable key (<code>x-service-key</code>)</dt>
-        <dd><code data-testid="publishable-key">${app.publishableKey}</code> <${CopyButton} text=${app.publishableKey} /></dd>
+        <dd><code data-testid="publishable-key">${app.publishableKey}</code> <${CopyButton} text=${app.publishableKey} what="publishable key" /></dd>
         <dt>Secret key (<code>x-service-secret</code>)</dt>
         <dd>${app.hasSecretKey ? "Issued (only its hash is stored)" : "None yet"}</dd>
       </dl>

@@ -1,12 +1,12 @@
 import { html } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useLoad, Loaded, Empty, fmtDate } from "../ui.js";
+import { useLoad, Loaded, Empty, PageTitle, fmtDate } from "../ui.js";
 
 /** Development mode: every email tenantd would have sent, with its link. */
 export function OutboxPage({ app }) {
   const state = useLoad(() => api("GET", `admin/apps/${app.id}/outbox`), [app.id]);
   return html`<div class="stack">
-    <h1>Development outbox</h1>
+    <${PageTitle} title=${`Outbox · ${app.name}`}>Development outbox<//>
     <p class="muted">In development no email leaves the server: here is each one, newest first. Configure SMTP for production.</p>
     <div class="row"><button type="button" onClick=${state.reload}>Refresh</button></div>
     <${Loaded} state=${state}>${(d) =>

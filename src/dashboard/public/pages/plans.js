@@ -1,13 +1,13 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, Confirm } from "../ui.js";
+import { useLoad, useAction, Loaded, ErrorNote, Empty, Field, Confirm, PageTitle } from "../ui.js";
 
 // Patterns are compiled with the `v` flag: a literal "-" in a class must be escaped.
 const KEY_PATTERN = "[A-Za-z0-9_.:\\-]{1,64}";
 const SLUG_PATTERN = "[a-z0-9\\-]+";
 
-const toRows = (entitlements) => Object.entries(entitlements).map(([key, value]) => ({ key, type: typeof value === "boolean" ? "boolean" : "number", value: String(value) }));
-const fromRows = (rows) => {
+export const toRows = (entitlements) => Object.entries(entitlements).map(([key, value]) => ({ key, type: typeof value === "boolean" ? "boolean" : "number", value: String(value) }));
+export const fromRows = (rows) => {
   const out = {};
   for (const r of rows) if (r.key.trim()) out[r.key.trim()] = r.type === "boolean" ? r.value === "true" : Number(r.value);
   return out;
@@ -97,7 +97,7 @@ export function PlansPage({ app }) {
     });
   };
   return html`<div class="stack">
-    <h1>Plans</h1>
+    <${PageTitle} title=${`Plans · ${app.name}`}>Plans<//>
     <${Loaded} state=${plans}>${(d) =>
       d.plans.length === 0
         ? html`<${Empty}><p>No plans yet. Create one below; tenants get its entitlements when they subscribe, or when you gift it.</p><//>`

@@ -1,8 +1,10 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useAction, ErrorNote, Field, lines } from "../ui.js";
+import { useAction, useLoad, ErrorNote, Field, PageTitle, CopyButton, lines } from "../ui.js";
+import { EmailDeliveryWarning } from "./email-warning.js";
 import { CollectionsSettings } from "./settings-collections.js";
 import { OAuthSettings } from "./settings-oauth.js";
+import { QuotaSettings, DefaultEntitlementSettings, TrialSettings } from "./settings-limits.js";
 
 /** A settings section: its own form, saved as one JSON merge patch of the app's settings. */
 export function Section({ app, title, id, build, onSaved, children, note }) {
@@ -30,13 +32,16 @@ const REDACTED = "[encrypted]";
 /** A write-only secret: blank keeps the stored one. */
 const secretField = (value) => (value ? value : undefined);
 
-export function SettingsPage({ app, onSaved }) {
+export function SettingsPage({ app, session, onSaved }) {
   const s = app.settings;
   const email = s.email ?? {};
   const billing = s.billing ?? {};
   const str = (f, k) => (f.get(k) || "").toString().trim() || null;
+  const webhook = useLoad(() => api("GET", `admin/apps/${app.id}/event-webhook-config`), [app.id]);
+  const stripeEndpoint = `${session.publicUrl}/api/v1/billing/stripe/webhook/${app.id}`;
   return html`<div class="stack">
-    <h1>Settings</h1>
+    <${PageTitle} title=${`Settings · ${app.name}`}>Settings<//>
+    ${webhook.data ? html`<${EmailDeliveryWarning} app=${app} devMode=${session.devMode} hasWebhook=${Boolean(webhook.data.url)} />` : null}
     <${Section} app=${app} id="s-access" title="Access" onSaved=${onSaved} build=${(f) => ({ corsOrigins: lines(f.get("corsOrigins")), signupMode: f.get("signupMode") })}>
       <${Field} label="CORS origins" hint="One per line, like https://app.example.com (or * for any)."><textarea name="corsOrigins" rows="3">${(s.corsOrigins ?? []).join("\n")}</textarea><//>
       <${Field} label="Sign-up mode">
@@ -56,9 +61,10 @@ export function SettingsPage({ app, onSaved }) {
       <${Field} label="Password reset link" hint="Must contain {token}."><input name="resetUrl" value=${email.resetUrl ?? ""} placeholder="https://app.example.com/reset?token={token}" /><//>
     <//>
     <${CollectionsSettings} app=${app} onSaved=${onSaved} />
-    <${OAuthSettings} app=${app} onSaved=${onSaved} />
+    <${OAuthSettings} app=${app} publicUrl=${session.publicUrl} onSaved=${onSaved} />
     <${Section} app=${app} id="s-stripe" title="Stripe" onSaved=${onSaved} note="Write-only: stored encrypted and never shown again. Leave a field blank to keep the stored value."
       build=${(f) => ({ billing: { stripeSecretKey: secretField(str(f, "stripeSecretKey")), stripeWebhookSecret: secretField(str(f, "stripeWebhookSecret")) } })}>
+      <p>Webhook endpoint to add in Stripe (Developers → Webhooks): <code data-testid="stripe-endpoint">${stripeEndpoint}</code> <${CopyButton} text=${stripeEndpoint} what="Stripe webhook endpoint" /></p>
       <${Field} label="Stripe secret key" hint=${billing.stripeSecretKey === REDACTED ? "A key is set." : "Not set: the development billing provider is used."}>
         <input name="stripeSecretKey" type="password" autocomplete="off" placeholder=${billing.stripeSecretKey === REDACTED ? "•••••• (set)" : "sk_live_…"} />
       <//>
@@ -66,9 +72,8 @@ export function SettingsPage({ app, onSaved }) {
         <input name="stripeWebhookSecret" type="password" autocomplete="off" placeholder=${billing.stripeWebhookSecret === REDACTED ? "•••••• (set)" : "whsec_…"} />
       <//>
     <//>
-    <${Section} app=${app} id="s-quotas" title="Quotas" onSaved=${onSaved} note="Defaults for tenants whose plan does not set them."
-      build=${(f) => ({ invites: { defaultQuota: Number(f.get("defaultQuota")) } })}>
-      <${Field} label="Invite tokens per tenant"><input name="defaultQuota" type="number" min="0" step="1" value=${s.invites?.defaultQuota ?? 5} /><//>
-    <//>
+    <${QuotaSettings} app=${app} onSaved=${onSaved} />
+    <${DefaultEntitlementSettings} app=${app} onSaved=${onSaved} />
+    <${TrialSettings} app=${app} onSaved=${onSaved} />
   </div>`;
 }

@@ -1,15 +1,15 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { signIn } from "../api.js";
-import { ErrorNote, Field, CopyButton } from "../ui.js";
+import { ErrorNote, Field, CopyButton, PageTitle } from "../ui.js";
 
-export function SignIn({ session, onSignedIn }) {
+export function SignIn({ session, notice, onSignedIn }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   if (session.firstRun) {
     return html`<main class="narrow card">
-      <h1>Welcome to tenantd</h1>
+      <${PageTitle} title="Welcome to tenantd" />
       <p>No developer account exists yet. Create the first one from a terminal in the server's folder:</p>
       <pre class="command"><code>${session.createDeveloperCommand}</code></pre>
       <${CopyButton} text=${session.createDeveloperCommand} label="Copy command" />
@@ -30,11 +30,12 @@ export function SignIn({ session, onSignedIn }) {
     }
   };
   return html`<main class="narrow card">
-    <h1>Sign in to tenantd</h1>
+    <${PageTitle} title="Sign in to tenantd" />
+    ${notice ? html`<p class="warn" role="status">${notice}</p>` : null}
     <form onSubmit=${submit}>
       <${Field} label="Email"><input type="email" name="email" autocomplete="username" required value=${email} onInput=${(e) => setEmail(e.target.value)} /><//>
       <${Field} label="Password"><input type="password" name="password" autocomplete="current-password" required value=${password} onInput=${(e) => setPassword(e.target.value)} /><//>
-      <${ErrorNote} error=${error} />
+      <${ErrorNote} error=${error} field=${error?.code === "invalid_credentials" ? "password" : undefined} />
       <button type="submit" class="primary" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
     </form>
     <p class="muted">Forgot the password? On the server: <code>npx tenantd developer set-password --email you@example.com</code></p>

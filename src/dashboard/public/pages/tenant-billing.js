@@ -1,7 +1,10 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useLoad, useAction, ErrorNote, Field, Confirm, fmtDate } from "../ui.js";
+import { useLoad, useAction, ErrorNote, Field, Confirm, Notice, fmtDate } from "../ui.js";
 
+const DAY_MS = 24 * 3600 * 1000;
+/** A trial from the dashboard lasts at most a year: a longer one is a gift. */
+export const MAX_TRIAL_DAYS = 365;
 const SOURCE = { billing_provider: "paid subscription", gift: "gift", trial: "trial", family: "family plan" };
 
 function Entitlements({ entitlements }) {
@@ -10,38 +13,71 @@ function Entitlements({ entitlements }) {
   return html`<dl class="facts" data-testid="entitlements">${keys.map((k) => html`<dt><code>${k}</code></dt><dd>${String(entitlements[k])}</dd>`)}</dl>`;
 }
 
-/** Subscription with its source, entitlements, usage; gift, trial and revoking a gift. */
-export function BillingCard({ app, base, billing, onChanged }) {
+/** What starting a trial changes, said before it happens. */
+function TrialChanges({ billing, plan, days, familyMembers }) {
+  const current = billing.sources.find((s) => s.source === "trial");
+  const above = billing.sources.filter((s) => (s.source === "billing_provider" || s.source === "gift") && s.status !== "canceled");
+  const until = new Date(Date.now() + days * DAY_MS);
+  return html`<ul class="plain" data-testid="trial-changes">
+    <li>The tenant gets <strong>${plan.name}</strong>'s entitlements for ${days} day${days === 1 ? "" : "s"}, until ${until.toLocaleDateString()}.</li>
+    ${current ? html`<li>It <strong>replaces</strong> the current trial of ${current.plan?.name ?? "a deleted plan"}${current.expiresAt ? ` (until ${fmtDate(current.expiresAt)})` : ""}.</li>` : null}
+    ${above.length ? html`<li>A ${above.map((s) => SOURCE[s.source]).join(" and a ")} comes first: the trial applies only once ${above.length === 1 ? "it ends" : "they end"}.</li>` : null}
+    ${familyMembers > 0 ? html`<li><strong>${familyMembers} family member${familyMembers === 1 ? "" : "s"}</strong> share this tenant's plan: if ${plan.name} has fewer family seats or entitlements than the plan they use now, they lose them.</li>` : null}
+    <li>"End trial" takes it back at any time.</li>
+  </ul>`;
+}
+
+/** Subscription with its source, entitlements, usage; gift, trial (start, end) and revoking a gift. */
+export function BillingCard({ app, base, billing, familyMembers = 0, onChanged }) {
   const plans = useLoad(() => api("GET", `admin/apps/${app.id}/plans?archived=true`), [app.id]);
   const gift = useAction();
   const trial = useAction();
-  const [confirm, setConfirm] = useState(false);
+  const [confirm, setConfirm] = useState(null);
+  const [notice, setNotice] = useState(null);
   const sub = billing.subscription;
   const hasGift = billing.sources.some((s) => s.source === "gift");
+  const currentTrial = billing.sources.find((s) => s.source === "trial");
   const giveGift = (e) => {
     e.preventDefault();
     const f = new FormData(e.target);
     const until = f.get("until");
     gift.run(async () => {
       await api("POST", `${base}/billing/gift`, { planId: f.get("planId"), ...(until ? { expiresAt: new Date(`${until}T23:59:59Z`).toISOString() } : {}) });
+      setNotice("Plan gifted.");
       onChanged();
     });
   };
-  const giveTrial = (e) => {
+  // The trial form only asks; the confirmation says what changes and then starts it.
+  const askTrial = (e) => {
     e.preventDefault();
     const f = new FormData(e.target);
-    trial.run(async () => {
-      await api("POST", `${base}/billing/trial`, { planId: f.get("planId"), days: Number(f.get("days")) });
-      onChanged();
-    });
+    const plan = offered.find((p) => p.id === f.get("planId"));
+    const days = Number(f.get("days"));
+    if (plan) setConfirm({ kind: "trial", plan, days });
+  };
+  const startTrial = async () => {
+    await api("POST", `${base}/billing/trial`, { planId: confirm.plan.id, days: confirm.days });
+    setConfirm(null);
+    setNotice(`Trial of ${confirm.plan.name} started for ${confirm.days} day${confirm.days === 1 ? "" : "s"}.`);
+    onChanged();
+  };
+  const endTrial = async () => {
+    await api("DELETE", `${base}/billing/trial`);
+    setConfirm(null);
+    setNotice("Trial ended.");
+    onChanged();
   };
   const revoke = async () => {
     await api("DELETE", `${base}/billing/gift`);
-    setConfirm(false);
+    setConfirm(null);
+    setNotice("Gift revoked.");
     onChanged();
   };
-  const planOptions = (plans.data?.plans ?? []).map((p) => html`<option value=${p.id}>${p.name}${p.archived ? " (archived)" : ""}</option>`);
-  const noPlans = plans.data && plans.data.plans.length === 0;
+  const all = plans.data?.plans ?? [];
+  // Archived plans may still be gifted (the developer's call), but a trial is an offer.
+  const offered = all.filter((p) => !p.archived);
+  const planOptions = all.map((p) => html`<option value=${p.id}>${p.name}${p.archived ? " (archived)" : ""}</option>`);
+  const noPlans = plans.data && all.length === 0;
   return html`<div class="card">
     <h2>Subscription and entitlements</h2>
     <p data-testid="subscription">${sub
@@ -62,16 +98,29 @@ export function BillingCard({ app, base, billing, onChanged }) {
             <${Field} label="Until (empty: permanent)"><input type="date" name="until" /><//>
             <${ErrorNote} error=${gift.error} />
             <button type="submit" disabled=${gift.busy}>Gift plan</button>
-            ${hasGift ? html` <button type="button" class="danger" onClick=${() => setConfirm(true)}>Revoke gift</button>` : null}
+            ${hasGift ? html` <button type="button" class="danger" onClick=${() => setConfirm({ kind: "gift" })}>Revoke gift…</button>` : null}
           </form>
-          <form onSubmit=${giveTrial} aria-label="Start a trial">
-            <h3>Start a trial</h3>
-            <${Field} label="Trial plan"><select name="planId" required>${planOptions}</select><//>
-            <${Field} label="Days"><input type="number" name="days" min="1" step="1" value="14" required /><//>
-            <${ErrorNote} error=${trial.error} />
-            <button type="submit" disabled=${trial.busy}>Start trial</button>
+          <form onSubmit=${askTrial} aria-label="Start a trial">
+            <h3>${currentTrial ? "Replace the trial" : "Start a trial"}</h3>
+            ${currentTrial ? html`<p class="muted">Trial of ${currentTrial.plan?.name ?? "a deleted plan"} until ${fmtDate(currentTrial.expiresAt)}.</p>` : null}
+            ${offered.length === 0
+              ? html`<p class="empty">Every plan is archived: unarchive one (Plans tab) to offer a trial.</p>`
+              : html`<${Field} label="Trial plan"><select name="planId" required>${offered.map((p) => html`<option value=${p.id}>${p.name}</option>`)}</select><//>
+                <${Field} label="Days" hint=${`1 to ${MAX_TRIAL_DAYS}.`}><input type="number" name="days" min="1" max=${MAX_TRIAL_DAYS} step="1" value="14" required /><//>
+                <${ErrorNote} error=${trial.error} />
+                <button type="submit" disabled=${trial.busy}>${currentTrial ? "Replace trial…" : "Start trial…"}</button>`}
+            ${currentTrial ? html` <button type="button" class="danger" onClick=${() => setConfirm({ kind: "end" })}>End trial…</button>` : null}
           </form>
         </div>`}
-    ${confirm ? html`<${Confirm} title="Revoke the gift?" body="The tenant loses the gifted plan's entitlements at once." action="Revoke gift" onConfirm=${revoke} onCancel=${() => setConfirm(false)} />` : null}
+    <${Notice}>${notice}<//>
+    ${confirm?.kind === "gift" ? html`<${Confirm} title="Revoke the gift?" body="The tenant loses the gifted plan's entitlements at once." action="Revoke gift" onConfirm=${revoke} onCancel=${() => setConfirm(null)} />` : null}
+    ${confirm?.kind === "trial"
+      ? html`<${Confirm} title=${`${currentTrial ? "Replace the trial with" : "Start a trial of"} ${confirm.plan.name}?`} action=${currentTrial ? "Replace trial" : "Start trial"}
+          body=${html`<${TrialChanges} billing=${billing} plan=${confirm.plan} days=${confirm.days} familyMembers=${familyMembers} />`}
+          onConfirm=${startTrial} onCancel=${() => setConfirm(null)} />`
+      : null}
+    ${confirm?.kind === "end"
+      ? html`<${Confirm} title="End the trial now?" body=${`The tenant loses ${currentTrial?.plan?.name ?? "the trial plan"}'s entitlements at once, unless a paid subscription or a gift gives them.`} action="End trial" onConfirm=${endTrial} onCancel=${() => setConfirm(null)} />`
+      : null}
   </div>`;
 }

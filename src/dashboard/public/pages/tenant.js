@@ -1,6 +1,6 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useLoad, useAction, Loaded, ErrorNote, Empty, Confirm, fmtDate } from "../ui.js";
+import { useLoad, useAction, Loaded, ErrorNote, Empty, Confirm, PageTitle, fmtDate } from "../ui.js";
 import { BillingCard } from "./tenant-billing.js";
 import { FilesCard } from "./tenant-files.js";
 
@@ -16,6 +16,18 @@ export function TenantPage({ app, tenantId }) {
       const r = await api("POST", `${base}/resend-verification`);
       setNotice(r.sentBy === "tenantd" ? "Verification email sent by tenantd." : "Verification webhook fired: your app delivers the email (tenant.email.resend_verification).");
     });
+  const verify = () =>
+    action.run(async () => {
+      await api("POST", `${base}/verify`);
+      setNotice("Email marked verified.");
+      state.reload();
+    });
+  const setSignIn = async (enabled) => {
+    const r = await api("POST", `${base}/sign-in/${enabled ? "enable" : "disable"}`);
+    setConfirm(null);
+    setNotice(enabled ? "Sign-in turned back on." : `Sign-in turned off: ${r.sessionsEnded} session${r.sessionsEnded === 1 ? "" : "s"} ended.`);
+    state.reload();
+  };
   const remove = async () => {
     await api("DELETE", base);
     location.hash = `#/apps/${app.id}/tenants`;
@@ -29,23 +41,27 @@ export function TenantPage({ app, tenantId }) {
   return html`<${Loaded} state=${state}>${(d) => html`<div class="stack">
     <p class="crumbs"><a href=${`#/apps/${app.id}/tenants`}>Tenants</a> / ${d.tenant.email}</p>
     <div class="card">
-      <h1>${d.tenant.email}</h1>
+      <${PageTitle} title=${`${d.tenant.email} · ${app.name}`}>${d.tenant.email}<//>
       <dl class="facts">
         <dt>Tenant id</dt><dd><code>${d.tenant.id}</code></dd>
         <dt>Email verified</dt><dd data-testid="verified">${d.tenant.emailVerifiedAt ? fmtDate(d.tenant.emailVerifiedAt) : "Not verified"}</dd>
         <dt>Created</dt><dd>${fmtDate(d.tenant.createdAt)}</dd>
         <dt>Language</dt><dd>${d.tenant.locale}</dd>
-        <dt>Sign-in</dt><dd>${d.tenant.hasPassword ? "Password" : "Social login only"}</dd>
+        <dt>Sign-in</dt><dd data-testid="sign-in">${d.tenant.signInDisabledAt ? html`<span class="badge status-failed">Turned off</span> since ${fmtDate(d.tenant.signInDisabledAt)}` : d.tenant.hasPassword ? "Password" : "Social login only"}</dd>
       </dl>
       <div class="row">
-        ${d.tenant.emailVerifiedAt ? null : html`<button type="button" onClick=${resend} disabled=${action.busy}>Resend verification</button>`}
+        ${d.tenant.emailVerifiedAt ? null : html`<button type="button" onClick=${resend} disabled=${action.busy}>Resend verification</button>
+          <button type="button" onClick=${verify} disabled=${action.busy}>Mark verified</button>`}
         <button type="button" onClick=${() => setConfirm("sessions")}>Sign out everywhere</button>
+        ${d.tenant.signInDisabledAt
+          ? html`<button type="button" onClick=${() => action.run(() => setSignIn(true))} disabled=${action.busy}>Turn sign-in back on</button>`
+          : html`<button type="button" class="danger" onClick=${() => setConfirm("disable")}>Turn sign-in off…</button>`}
         <button type="button" class="danger" onClick=${() => setConfirm("delete")}>Delete tenant…</button>
       </div>
       ${notice ? html`<p class="ok" role="status">${notice}</p>` : null}
       <${ErrorNote} error=${action.error} />
     </div>
-    <${BillingCard} app=${app} base=${base} billing=${d.billing} onChanged=${state.reload} />
+    <${BillingCard} app=${app} base=${base} billing=${d.billing} familyMembers=${d.family.members.length} onChanged=${state.reload} />
     <div class="card">
       <h2>Records</h2>
       ${d.collections.length === 0
@@ -76,6 +92,11 @@ export function TenantPage({ app, tenantId }) {
       ? html`<${Confirm} title="Delete this tenant?" typed=${d.tenant.email} action="Delete tenant"
           body="Removes the account, its records, files and sessions, cancels a paid subscription, and fires tenant.deleted (reason admin_delete) to your webhook. There is no undo."
           onConfirm=${remove} onCancel=${() => setConfirm(null)} />`
+      : null}
+    ${confirm === "disable"
+      ? html`<${Confirm} title="Turn this tenant's sign-in off?" action="Turn sign-in off"
+          body="Every session ends now, and signing in (password, social login, family join) is refused with a message saying the account's sign-in is turned off, until you turn it back on. Their records and files stay."
+          onConfirm=${() => setSignIn(false)} onCancel=${() => setConfirm(null)} />`
       : null}
     ${confirm === "sessions"
       ? html`<${Confirm} title="Sign out everywhere?" body="Every session of this tenant ends at once; their apps must sign in again." action="Sign out everywhere" onConfirm=${endSessions} onCancel=${() => setConfirm(null)} />`

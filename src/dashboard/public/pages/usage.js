@@ -1,6 +1,6 @@
 import { html } from "../vendor/preact-htm.js";
 import { api } from "../api.js";
-import { useLoad, Loaded, fmtBytes, fmtDate } from "../ui.js";
+import { useLoad, Loaded, PageTitle, fmtBytes, fmtDate } from "../ui.js";
 
 /** The developer's usage this calendar month, over all their apps. */
 export function UsagePage() {
@@ -8,7 +8,7 @@ export function UsagePage() {
   return html`<${Loaded} state=${usage}>${([u, { apps }]) => {
     const name = new Map(apps.map((a) => [a.id, a.name]));
     return html`<section class="stack">
-      <h1>Usage</h1>
+      <${PageTitle} title="Usage" />
       <p class="muted">${fmtDate(u.period.start)} to ${fmtDate(u.period.end)} (UTC calendar month)</p>
       <dl class="facts card">
         <dt>Apps</dt><dd>${u.totals.apps}</dd><dt>Tenants</dt><dd>${u.totals.tenants.toLocaleString()}</dd>

@@ -1,0 +1,64 @@
+// axe-core on every dashboard page, desktop (1440×900) and phone (390×844), with data on
+// each page: 0 violations.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { describe, expect, it } from "vitest";
+import { mailerFor } from "../src/email/mailer.ts";
+import { DESKTOP, openDashboard, PHONE, type Dashboard } from "./_dashboard.ts";
+import { signupTenant } from "./_helpers.ts";
+import { startReceiver } from "./_webhook-receiver.ts";
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe's violations on the current page, as "rule: selector" lines. */
+async function violations(d: Dashboard): Promise<string[]> {
+  // Evaluated over the DevTools protocol, so the page's CSP (no inline script) does not apply.
+  await d.page.evaluate(AXE);
+  return d.page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ["violations"] });
+    return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.help}): ${n.target.join(" ")}`));
+  });
+}
+
+async function seed(d: Dashboard) {
+  const app = d.t.app.id;
+  const dev = { developer: d.devToken };
+  await d.call("POST", `/api/v1/admin/apps/${app}/plans`, { ...dev, body: { name: "Pro", slug: "pro", priceCents: 900, currency: "usd", interval: "month", entitlements: { pro: true, projects: 3 } } });
+  const tenant = await signupTenant(d.t);
+  await signupTenant(d.t);
+  for (let n = 1; n <= 3; n++) await d.call("POST", "/api/v1/data/notes", { bearer: tenant.bearer, body: { data: { n, title: `Note ${n}` } } });
+  const receiver = await startReceiver();
+  await d.t.backend.admin.setWebhookUrl(app, receiver.url);
+  await d.call("POST", `/api/v1/admin/apps/${app}/event-webhook-config/test`, dev);
+  await d.call("POST", `/api/v1/admin/apps/${app}/tenants/${tenant.id}/resend-verification`, dev);
+  await mailerFor(d.t.backend.core).idle();
+  return tenant;
+}
+
+describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
+  for (const [label, viewport] of [["1440×900", DESKTOP], ["390×844", PHONE]] as const) {
+    it(`every page has 0 violations at ${label}`, async () => {
+      const d = await openDashboard({}, viewport);
+      const tenant = await seed(d);
+      const app = d.t.app.id;
+      const pages = ["/apps", "/usage", "/api", "/backups", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`];
+      const found: string[] = [];
+      for (const hash of pages) {
+        await d.go(hash);
+        await d.page.waitForSelector("h1");
+        found.push(...(await violations(d)).map((v) => `${hash} ${v}`));
+      }
+      // A confirmation dialog open, and the sign-in page.
+      await d.go(`/apps/${app}/tenants/${tenant.id}`);
+      await d.click("button::-p-text(Delete tenant…)");
+      await d.page.waitForSelector("dialog[open]");
+      found.push(...(await violations(d)).map((v) => `dialog ${v}`));
+      await d.page.keyboard.press("Escape");
+      await d.click("button::-p-text(Sign out)");
+      await d.seeText("Sign in to tenantd");
+      found.push(...(await violations(d)).map((v) => `sign-in ${v}`));
+      expect(found).toEqual([]);
+    });
+  }
+});
