@@ -43,7 +43,6 @@ export const COPY_TABLES: CopyTable[] = [
   t("sessions", ["id"], {
     id: "text", tenant_id: "text", app_id: "text", created_at: "int", expires_at: "int", ended_at: "int", end_reason: "text", authenticated_at: "int", auth_methods: "text",
   }),
-  t("sessions", ["id"], { id: "text", tenant_id: "text", app_id: "text", created_at: "int", expires_at: "int", ended_at: "int", end_reason: "text" }),
   t("tenant_sign_in_blocks", ["tenant_id"], { tenant_id: "text", app_id: "text", disabled_at: "int" }),
   t("refresh_tokens", ["token_hash"], { token_hash: "text", session_id: "text", created_at: "int", rotated_at: "int", successor_hash: "text", successor_sealed: "text" }),
   t("email_tokens", ["token_hash"], { token_hash: "text", app_id: "text", tenant_id: "text", purpose: "text", created_at: "int", expires_at: "int", used_at: "int" }),
