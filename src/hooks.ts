@@ -29,18 +29,24 @@ export interface HookEvents {
 type Handler<K extends keyof HookEvents> = (payload: HookEvents[K]) => unknown;
 
 export interface Hooks {
-  on<K extends keyof HookEvents>(name: K, handler: Handler<K>): void;
+  /** `internal`: tenantd's own handler (the webhook event), not an embedding app's. */
+  on<K extends keyof HookEvents>(name: K, handler: Handler<K>, options?: { internal?: boolean }): void;
   emit<K extends keyof HookEvents>(name: K, payload: HookEvents[K]): Promise<void>;
+  /** Whether an embedding app listens to `name` itself (a handler not marked internal). */
+  appListens(name: keyof HookEvents): boolean;
 }
 
 export function createHooks(): Hooks {
   const handlers = new Map<string, Handler<never>[]>();
+  const appNames = new Set<string>();
   return {
-    on(name, handler) {
+    on(name, handler, options) {
       const list = handlers.get(name) ?? [];
       list.push(handler as Handler<never>);
       handlers.set(name, list);
+      if (!options?.internal) appNames.add(name);
     },
+    appListens: (name) => appNames.has(name),
     async emit(name, payload) {
       for (const h of handlers.get(name) ?? []) await (h as Handler<typeof name>)(payload);
     },

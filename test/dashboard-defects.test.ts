@@ -114,6 +114,9 @@ describe("dashboard defects (issue 45)", { timeout: 90_000 }, () => {
     await d.page.select("select[name=sort]", "email");
     await d.click("form[role=search] button[type=submit]");
     await d.page.waitForFunction(() => location.hash.includes("email=person"));
+    // The searched list's first page is shown (and its pager enabled) before paging on.
+    await d.seeText("Page 1 of 3 (60 in all)");
+    await d.page.waitForFunction(() => [...document.querySelectorAll("button")].some((b) => b.textContent === "Next" && !b.disabled));
     await d.click("button::-p-text(Next)");
     await d.seeText("Page 2 of 3 (60 in all)");
     expect(await url(d)).toBe(`#/apps/${d.t.app.id}/tenants?email=person&sort=email&offset=25`);

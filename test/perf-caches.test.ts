@@ -205,12 +205,14 @@ describe("record lists under the compiled-list cache", () => {
     const before = await list(t, tenant, { status: "open" }, 1);
     expect(before.body.total).toBe(2);
     await t.backend.admin.updateApp(t.app.id, { settings: { collections: { items: { indexed: ["status"] } } } });
-    expect((await t.backend.core.db.records.explainList({ appId: t.app.id, tenantId: tenant.id, collection: "items", indexed: new Set(["status"]) }, parseList('{"status":"open"}', undefined).conditions, parseList(undefined, undefined).sort)).join(" ")).toMatch(/USING INDEX/);
+    // Declared indexes are built in steps beside the records; lists read through one once it is complete.
+    await t.backend.core.db.records.autoIndexesSettled();
+    expect((await t.backend.core.db.records.explainList({ appId: t.app.id, tenantId: tenant.id, collection: "items", indexed: new Set(["status"]) }, parseList('{"status":"open"}', undefined).conditions, parseList(undefined, undefined).sort)).join(" ")).toMatch(/USING (COVERING )?INDEX record_field_entries/);
     const statement = Object.getPrototypeOf(t.backend.core.sqlite.prepare("SELECT 1")) as Record<"all", (...args: unknown[]) => unknown>;
     const { all } = statement;
     const served: string[] = [];
     statement.all = function (this: { source: string }, ...args: unknown[]) {
-      if (this.source.startsWith("SELECT seq, id, data")) served.push(this.source);
+      if (/^SELECT (r\.)?seq, (r\.)?id, (r\.)?data/.test(this.source)) served.push(this.source);
       return all.apply(this, args);
     };
     let after;
@@ -219,9 +221,9 @@ describe("record lists under the compiled-list cache", () => {
     } finally {
       statement.all = all;
     }
-    // The page ran the statement written for the index (its path literal), not the one compiled before.
+    // The page ran the statement written for the index (through its entries), not the one compiled before.
     expect(served).toHaveLength(1);
-    expect(served[0]).toContain(`json_extract(data, '$."status"')`);
+    expect(served[0]).toContain("record_field_entries AS e");
     expect(after.body).toEqual(before.body);
     await create(t, tenant, "items", { status: "open", n: 9 });
     expect((await list(t, tenant, { status: "open" }, 1)).body.total).toBe(3);

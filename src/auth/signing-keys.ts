@@ -64,7 +64,19 @@ export function createSigningKeys(db: SigningKeysRepository, secrets: SecretBox,
     if (!current) current = await db.insertFirst(newKey(appId, clock()));
     for (const row of rows) remember(row);
     remember(current);
-    const der = Buffer.from(secrets.open(current.privateKeySealed, sealContext(appId, current.kid)), "base64url");
+    let sealed: string;
+    try {
+      sealed = secrets.open(current.privateKeySealed, sealContext(appId, current.kid));
+    } catch {
+      // Sealed under another server key (a backup restored without its key): it cannot sign
+      // here. A new key takes over; the old one still verifies what it signed, for the overlap.
+      const now = clock();
+      current = newKey(appId, now);
+      await db.rotate(current, now - RETIRED_KEY_OVERLAP_MS);
+      remember(current);
+      sealed = secrets.open(current.privateKeySealed, sealContext(appId, current.kid));
+    }
+    const der = Buffer.from(sealed, "base64url");
     const signer = { kid: current.kid, header: tokenHeader(current.kid), privateKey: createPrivateKey({ key: der, format: "der", type: "pkcs8" }) };
     signers.set(appId, { signer, loadedAt: clock() });
     return signer;

@@ -15,5 +15,6 @@ export function installWebhooks(core: Core): void {
       email: tenant.email,
       payload: { verifyToken, verifyUrl, expiresAt: toIso(expiresAt) },
     }),
+    { internal: true },
   );
 }
