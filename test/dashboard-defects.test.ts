@@ -117,7 +117,7 @@ describe("dashboard defects (issue 45)", { timeout: 90_000 }, () => {
     // The searched list's first page is shown (and its pager enabled) before paging on.
     await d.seeText("Page 1 of 3 (60 in all)");
     await d.page.waitForFunction(() => [...document.querySelectorAll("button")].some((b) => b.textContent === "Next" && !b.disabled));
-    await d.click("button::-p-text(Next)");
+    await d.page.$eval("button::-p-text(Next)", (b) => (b as HTMLButtonElement).click());
     await d.seeText("Page 2 of 3 (60 in all)");
     expect(await url(d)).toBe(`#/apps/${d.t.app.id}/tenants?email=person&sort=email&offset=25`);
     const firstOfPage2 = await d.page.$eval("tbody tr td a", (e) => e.textContent);
