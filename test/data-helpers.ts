@@ -8,11 +8,12 @@ export interface ListParams {
   sort?: unknown;
   limit?: string | number;
   offset?: string | number;
+  after?: string;
 }
 
 export function listPath(collection: string, params: ListParams = {}): string {
   const q = new URLSearchParams();
-  for (const key of ["filter", "sort", "limit", "offset"] as const) {
+  for (const key of ["filter", "sort", "limit", "offset", "after"] as const) {
     const value = params[key];
     if (value === undefined) continue;
     q.set(key, typeof value === "string" || typeof value === "number" ? String(value) : JSON.stringify(value));

@@ -21,6 +21,7 @@ export function collectionApi<T extends object = JsonObject>(core: Core, name: s
           sort: opts.sort && JSON.stringify(opts.sort),
           limit: opts.limit,
           offset: opts.offset,
+          after: opts.after,
         },
       }),
     /** JSON Merge Patch of `data`: keys set to null are removed. */

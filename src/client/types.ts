@@ -40,6 +40,8 @@ export interface RecordList<T = JsonObject> {
   total: number;
   limit: number;
   offset: number;
+  /** the cursor of the next page: pass it as `after`; absent on the last page */
+  next?: string;
 }
 
 /** What the client keeps in storage for a signed-in tenant. */

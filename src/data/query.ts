@@ -196,3 +196,22 @@ export function parseList(filter: string | undefined, sort: string | undefined):
   }
   return parsed;
 }
+
+/**
+ * One term of a keyset (cursor) page's start: the order a list sorts by, term by term, with
+ * the last record's value for each. The terms are the sort keys, then the tie-breaks the
+ * stores add (creation time unless sorted on, then `seq`; none after `$id`, which is unique),
+ * so "after the record" is exactly "past its place in the total order".
+ */
+export type KeyTerm = { target: Target; dir: 1 | -1; value: Json } | { target: { kind: "seq" }; dir: 1 | -1; value: number };
+
+/** The targets of a list's total order, in order (see KeyTerm). */
+export function keyTargets(sort: readonly SortKey[]): { target: Target | { kind: "seq" }; dir: 1 | -1 }[] {
+  const terms: { target: Target | { kind: "seq" }; dir: 1 | -1 }[] = sort.map((k) => ({ target: k.target, dir: k.dir }));
+  const last = sort.at(-1)?.dir ?? -1;
+  const sortsBy = (column: MetaColumn) => sort.some((k) => k.target.kind === "meta" && k.target.column === column);
+  if (sortsBy("id")) return terms;
+  if (!sortsBy("created_at")) terms.push({ target: { kind: "meta", column: "created_at" }, dir: last });
+  terms.push({ target: { kind: "seq" }, dir: last });
+  return terms;
+}

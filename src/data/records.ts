@@ -9,6 +9,7 @@ import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
 import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
+import { decodeCursor, encodeCursor, queryFingerprint } from "./cursor.ts";
 import { recordQuotaReached, requireRecordQuota } from "../account/quotas.ts";
 import { UniqueConflict, valueAtPath } from "../db/shared.ts";
 
@@ -45,7 +46,8 @@ export function recordJson(row: RecordRow): string {
 
 /** A list page as reply JSON text (see recordJson). */
 export function listJson(page: ListRows): string {
-  return `{"records":[${page.rows.map(recordJson).join(",")}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}}`;
+  const next = page.next === undefined ? "" : `,"next":${JSON.stringify(page.next)}`;
+  return `{"records":[${page.rows.map(recordJson).join(",")}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}${next}}`;
 }
 
 function collectionSettings(app: AppRow, collection: string) {
@@ -185,7 +187,10 @@ export interface ListRows {
   rows: RecordRow[];
   total: number;
   limit: number;
+  /** records before this page: for a cursor page, as counted when its cursor was issued */
   offset: number;
+  /** the cursor of the page after this one; absent on the last page */
+  next?: string;
 }
 
 export interface ListQuery {
@@ -193,6 +198,7 @@ export interface ListQuery {
   sort?: string;
   limit?: number;
   offset?: number;
+  after?: string;
 }
 
 /** A list query parsed: what a page needs besides the tenant and the collection. Shared, so frozen. */
@@ -201,11 +207,16 @@ export interface ListRequest {
   readonly sort: SortKey[];
   readonly limit: number;
   readonly offset: number;
+  /** the cursor text (`after`), decoded per tenant by listRecordRows */
+  readonly after?: string;
 }
 
 export function listRequest(query: ListQuery): ListRequest {
   const { conditions, sort } = parseList(query.filter, query.sort);
-  return Object.freeze({ conditions, sort, limit: query.limit ?? RECORD_LIMITS.defaultLimit, offset: query.offset ?? 0 });
+  if (query.after !== undefined && query.offset !== undefined) {
+    throw fail("invalid_request", "Send either offset or after, not both: after (the previous page's next) already says where the page starts.");
+  }
+  return Object.freeze({ conditions, sort, limit: query.limit ?? RECORD_LIMITS.defaultLimit, offset: query.offset ?? 0, after: query.after });
 }
 
 /** List query texts remembered at most (the oldest goes first), and the longest one remembered in characters. */
@@ -222,7 +233,8 @@ export function listRequestOf(text: string, read: () => ListQuery): ListRequest 
   const known = listRequests.get(text);
   if (known !== undefined) return known;
   const request = listRequest(read());
-  if (text.length <= LIST_QUERY_MAX_CACHED) {
+  // A cursor is new on every page: remembering it would only push out the texts that repeat.
+  if (text.length <= LIST_QUERY_MAX_CACHED && request.after === undefined) {
     if (listRequests.size >= LIST_QUERY_CACHE_SIZE) listRequests.delete(listRequests.keys().next().value!);
     listRequests.set(text, request);
   }
@@ -231,9 +243,22 @@ export function listRequestOf(text: string, read: () => ListQuery): ListRequest 
 
 export function listRecordRows(core: Core, auth: TenantAuth, collection: string, request: ListRequest): Awaitable<ListRows> {
   const { scope } = recordScope(auth, collection);
-  const { limit, offset } = request;
-  const page = { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes };
-  return andThen(core.db.records.list(scope, request.conditions, request.sort, page, core.clock()), ({ records, total }) => ({ rows: records, total, limit, offset }));
+  const { limit, conditions, sort } = request;
+  // Only pages that may have a next one, or that start from a cursor, fingerprint the query.
+  const query = () => queryFingerprint(collection, conditions, sort);
+  const start = request.after === undefined ? undefined : decodeCursor(core, auth.app.id, auth.tenantId, query(), sort, request.after);
+  const offset = start ? start.at : request.offset;
+  const page = { limit, offset: start ? 0 : offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes, after: start?.terms };
+  return andThen(core.db.records.list(scope, conditions, sort, page, core.clock()), ({ records, total }) => {
+    const rows: ListRows = { rows: records, total, limit, offset };
+    // A full page may have a successor even when the count says otherwise (records written
+    // since the cursor was issued); an empty page never has one.
+    const last = records.at(-1);
+    if (last && (records.length === limit || offset + records.length < total)) {
+      rows.next = encodeCursor(core, auth.app.id, auth.tenantId, query(), sort, last, offset + records.length);
+    }
+    return rows;
+  });
 }
 
 export async function listRecords(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {

@@ -9,6 +9,7 @@ import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, listRe
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
 import { listIndexes } from "./indexes.ts";
+import { MAX_CURSOR_CHARS } from "./cursor.ts";
 
 // `data` is checked by checkData (object, size, depth) without valibot copying it, so keys
 // such as "__proto__" survive as the client sent them.
@@ -30,6 +31,7 @@ export const ListQuery = v.object({
   sort: v.optional(v.string("sort must appear once")),
   limit: v.optional(queryInt(1, RECORD_LIMITS.maxLimit, `limit must be an integer from 1 to ${RECORD_LIMITS.maxLimit}`)),
   offset: v.optional(queryInt(0, Number.MAX_SAFE_INTEGER, "offset must be an integer of 0 or more")),
+  after: v.optional(v.pipe(v.string("after must appear once"), v.minLength(1, "after must be the next value of a previous page"), v.maxLength(MAX_CURSOR_CHARS, "after is too long to be a cursor"))),
 });
 
 const param = (event: H3Event, name: string) => getRouterParam(event, name) ?? "";

@@ -3,6 +3,7 @@
  * (repositories.ts) speak in. No engine code here.
  */
 import type { AppSettings } from "../apps/settings.ts";
+import type { KeyTerm } from "../data/query.ts";
 
 // admin
 
@@ -311,6 +312,8 @@ export interface ListPage {
   maxBytes: number;
   /** the largest `data` a record may hold: when `limit` of them fit in `maxBytes`, the page is read at once */
   maxRecordBytes: number;
+  /** a cursor page: only records past this place in the list's order (offset is then 0) */
+  after?: KeyTerm[];
 }
 
 

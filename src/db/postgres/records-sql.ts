@@ -1,5 +1,5 @@
 import { COLLECTION_NAME, FIELD_PATH } from "../../apps/settings.ts";
-import type { Condition, Json, SortKey } from "../../data/query.ts";
+import type { Condition, Json, KeyTerm, SortKey } from "../../data/query.ts";
 import type { RecordScope } from "../types.ts";
 
 /**
@@ -192,6 +192,36 @@ export function orderSql(sort: SortKey[], pinned?: string): string {
     terms.push(`seq ${last}`);
   }
   return terms.join(", ");
+}
+
+/**
+ * "Past this place in the order" for a cursor page, as the SQLite compiler writes it
+ * (src/db/sqlite/records-sql.ts afterSql): some term past its value, every term before it
+ * equal. A field compares its rank, then its typed value (NULL for the other ranks, so equal
+ * ranks leave one typed column to compare); a null or missing value has nothing past it
+ * within rank 1. The record's own columns in one direction are one row comparison, which
+ * PostgreSQL walks as a range of records_list.
+ */
+export function afterSql(terms: readonly KeyTerm[], p: Params): string {
+  const column = (t: KeyTerm) => (t.target.kind === "meta" ? (t.target.column === "id" ? `id COLLATE "C"` : t.target.column) : "seq");
+  const param = (t: KeyTerm) => (t.target.kind === "meta" && t.target.column === "id" ? `${p.add(t.value, "text")} COLLATE "C"` : p.add(t.value, "bigint"));
+  if (terms.every((t) => t.target.kind !== "field" && t.dir === terms[0]!.dir)) {
+    return `(${terms.map(column).join(", ")}) ${terms[0]!.dir === 1 ? ">" : "<"} (${terms.map(param).join(", ")})`;
+  }
+  const parts = terms.map((t) => {
+    const op = t.dir === 1 ? ">" : "<";
+    if (t.target.kind !== "field") {
+      const v = param(t);
+      return { eq: `${column(t)} = ${v}`, past: `${column(t)} ${op} ${v}` };
+    }
+    const e = fieldExprs(t.target.path);
+    const v = t.value as Json;
+    const r = rankOf(v);
+    if (v === null) return { eq: `${e.rank} = 1`, past: `${e.rank} ${op} 1` };
+    const [expr, bound] = typed(e, v, p);
+    return { eq: `(${e.rank} = ${r} AND ${expr} = ${bound})`, past: `(${e.rank} ${op} ${r} OR (${e.rank} = ${r} AND ${expr} ${op} ${bound}))` };
+  });
+  return `(${parts.map((part, i) => `(${[...parts.slice(0, i).map((q) => q.eq), part.past].join(" AND ")})`).join(" OR ")})`;
 }
 
 export { Params };

@@ -3,7 +3,7 @@ import type { RecordsRepository } from "../repositories.ts";
 import type { RecordRow, RecordScope } from "../types.ts";
 
 import type { Condition, Json, SortKey } from "../../data/query.ts";
-import { orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
+import { afterSql, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
@@ -139,11 +139,14 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
         if (missing.length > 0) autos.consider(scope, missing, now);
       }
       autos.sweep(now);
-      const w = whereSql(scope, conditions);
-      const params = [...w.params];
-      const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
+      const numbered = new Params();
+      const w = whereSql(scope, conditions, numbered);
       const scopeKey = `${scope.appId}\u0000${scope.tenantId}\u0000${scope.collection}`;
       const filterKey = conditions.length === 0 ? "" : `${w.sql}\u0000${JSON.stringify(w.params)}`;
+      // A cursor page starts past its cursor; the total still counts every match of the filter.
+      const after = page.after ? ` AND ${afterSql(page.after, numbered)}` : "";
+      const params = [...numbered.values];
+      const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
       const kept = filterKey === "" ? undefined : totals.get(scopeKey, filterKey);
       const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
       const total =
@@ -155,7 +158,7 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
              SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER () AS n
-             FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql} ORDER BY ${order}
+             FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql}${after} ORDER BY ${order}
                    LIMIT ${p(page.limit, "bigint")} OFFSET ${p(page.offset, "bigint")}) r
            ) q
          ) p ON p.n = 1 OR p.run <= ${p(page.maxBytes, "bigint")}

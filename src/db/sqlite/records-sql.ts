@@ -1,5 +1,5 @@
 import { COLLECTION_NAME, FIELD_PATH } from "../../apps/settings.ts";
-import type { Condition, Json, SortKey, Target } from "../../data/query.ts";
+import type { Condition, Json, KeyTerm, SortKey, Target } from "../../data/query.ts";
 import type { RecordScope } from "../types.ts";
 
 /**
@@ -223,3 +223,44 @@ export function orderSql(scope: RecordScope, conditions: Condition[], sort: Sort
   return join(terms.map((t) => ({ sql: plus + t.sql, params: t.params })), ", ");
 }
 
+
+/**
+ * "Past this place in the order" for a cursor page (query.ts KeyTerm): for terms t1..tn, the
+ * rows where some ti is past its value and every term before it equals its value. A field's
+ * term compares its rank first, then its value, as orderSql sorts; a missing or null value
+ * (rank 1) has nothing past it within its rank. Terms of the record's own columns, in one
+ * direction, are written as one row-value comparison, which SQLite walks as an index range.
+ */
+export function afterSql(scope: RecordScope, terms: readonly KeyTerm[]): Fragment {
+  if (terms.every((t) => t.target.kind !== "field" && t.dir === terms[0]!.dir)) {
+    const columns = terms.map((t) => (t.target.kind === "meta" ? t.target.column : "seq"));
+    return { sql: `(${columns.join(", ")}) ${terms[0]!.dir === 1 ? ">" : "<"} (${columns.map(() => "?").join(", ")})`, params: terms.map((t) => t.value) };
+  }
+  const parts = terms.map((t) => keyTerm(scope, t));
+  const ors: Fragment[] = parts.map((part, i) => {
+    const all = join([...parts.slice(0, i).map((p) => p.eq), part.past], " AND ");
+    return { sql: `(${all.sql})`, params: all.params };
+  });
+  const any = join(ors, " OR ");
+  return { sql: `(${any.sql})`, params: any.params };
+}
+
+function keyTerm(scope: RecordScope, t: KeyTerm): { eq: Fragment; past: Fragment } {
+  const op = t.dir === 1 ? ">" : "<";
+  if (t.target.kind !== "field") {
+    const column = t.target.kind === "meta" ? t.target.column : "seq";
+    return { eq: { sql: `${column} = ?`, params: [t.value] }, past: { sql: `${column} ${op} ?`, params: [t.value] } };
+  }
+  const v = t.value as Json;
+  const { rank, value } = fieldExprs(t.target.path, scope);
+  const r = rankOf(v);
+  const rankPast: Fragment = { sql: `${rank.sql} ${op} ${r}`, params: rank.params };
+  if (v === null) return { eq: { sql: `${rank.sql} = 1`, params: rank.params }, past: rankPast };
+  const b = bind(v);
+  const eq: Fragment = { sql: `(${value.sql} = ${b.sql} AND ${rank.sql} = ${r})`, params: [...value.params, b.param, ...rank.params] };
+  const past: Fragment = {
+    sql: `(${rankPast.sql} OR (${rank.sql} = ${r} AND ${value.sql} ${op} ${b.sql}))`,
+    params: [...rankPast.params, ...rank.params, ...value.params, b.param],
+  };
+  return { eq, past };
+}

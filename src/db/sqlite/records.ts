@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
-import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
-import { orderSql, TENANT_PARAM, whereSql, type Fragment } from "./records-sql.ts";
+import { indexableFields, type Condition, type Json, type KeyTerm, type SortKey } from "../../data/query.ts";
+import { afterSql, orderSql, TENANT_PARAM, whereSql, type Fragment } from "./records-sql.ts";
 import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
@@ -226,9 +226,23 @@ export function createRecordsRepo(db: SqliteDb) {
     return { records, cut };
   }
 
-  /** A page that ran out of matches before its limit already counted them. */
+  /**
+   * The plan of a cursor page: the filter's plan (its count, its totals key) with a page
+   * statement that also starts past the cursor. Not kept: its values change every page, its
+   * statement text only with the kinds of those values (kept in the statement cache).
+   */
+  function afterPlan(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage & { after: KeyTerm[] }): ListPlan {
+    const base = planFor(scope, conditions, sort, page.limit);
+    base.count ??= db.prepare(`SELECT COUNT(*) FROM records WHERE ${base.where.sql}`).pluck();
+    const after = afterSql(scope, page.after);
+    const order = orderSql(scope, conditions, sort);
+    const where = { sql: `${base.where.sql} AND ${after.sql}`, params: [...base.where.params, ...after.params] };
+    return { ...base, page: stmt(pageSql(where, order, page.limit), true), args: [...where.params, ...order.params] };
+  }
+
+  /** A page that ran out of matches before its limit already counted them (not a cursor page: records before it were not read). */
   const exhausted = (read: { records: RecordRow[]; cut: boolean }, page: ListPage) =>
-    !read.cut && read.records.length < page.limit && (read.records.length > 0 || page.offset === 0);
+    page.after === undefined && !read.cut && read.records.length < page.limit && (read.records.length > 0 || page.offset === 0);
 
   /**
    * The list without a transaction, in its common cases: a page that ends the matches (one
@@ -297,7 +311,7 @@ export function createRecordsRepo(db: SqliteDb) {
      */
     list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): { records: RecordRow[]; total: number } {
       const scoped = withAuto(scope);
-      const plan = planFor(scoped, conditions, sort, page.limit);
+      const plan = page.after ? afterPlan(scoped, conditions, sort, { ...page, after: page.after }) : planFor(scoped, conditions, sort, page.limit);
       const result = listUnlocked(scoped, plan, page) ?? txList(scoped, plan, page);
       const fields = plan.fields;
       if (fields.length > 0) {
