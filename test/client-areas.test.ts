@@ -92,6 +92,24 @@ describe("tenantd/client data and files", () => {
     expect([bad.status, bad.code]).toEqual([400, "invalid_request"]);
   });
 
+  it("collection.list pages on with after = the previous page's next", async () => {
+    const { client } = await clientBackend();
+    const c = client();
+    await c.auth.signUp({ email: "cursor@example.com", password: PASSWORD });
+    const tasks = c.collection<Task>("tasks");
+    for (const title of ["a", "b", "c", "d", "e"]) await tasks.create({ title, done: false });
+    const titles: string[] = [];
+    let page = await tasks.list({ sort: { title: 1 }, limit: 2 });
+    for (;;) {
+      titles.push(...page.records.map((r) => r.data.title));
+      if (page.next === undefined) break;
+      page = await tasks.list({ sort: { title: 1 }, limit: 2, after: page.next });
+    }
+    expect([titles, page.total, page.offset]).toEqual([["a", "b", "c", "d", "e"], 5, 4]);
+    const wrong = await rejection(tasks.list({ sort: { title: -1 }, after: (await tasks.list({ limit: 1 })).next! }));
+    expect([wrong.status, wrong.code]).toEqual([400, "invalid_cursor"]);
+  });
+
   it("uploads a Blob (and bytes), reads its metadata, and deletes it", async () => {
     const { url, client } = await clientBackend();
     const c = client();

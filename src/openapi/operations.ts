@@ -106,8 +106,8 @@ export const OPERATIONS: Operation[] = [
 
   // Data.
   { method: "POST", path: collection, tag: "data", summary: "Create a record", security: "tenant", body: data.DataBody, responses: { 201: s.RecordReply }, errors: ["conflict"] },
-  { method: "GET", path: collection, tag: "data", summary: "List records (filter, sort, limit, offset)", security: "tenant", query: data.ListQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
-    description: "`filter` and `sort` are JSON in the query string; operators `$eq $ne $gt $gte $lt $lte $in`; `$id`, `$createdAt`, `$updatedAt` name the record's own fields (docs/data.md)." },
+  { method: "GET", path: collection, tag: "data", summary: "List records (filter, sort, limit, offset or after)", security: "tenant", query: data.ListQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort", "invalid_cursor"],
+    description: "`filter` and `sort` are JSON in the query string; operators `$eq $ne $gt $gte $lt $lte $in`; `$id`, `$createdAt`, `$updatedAt` name the record's own fields (docs/data.md). `next`, present when more records may follow, is the cursor of the next page: send it as `after` with the same filter and sort." },
   { method: "POST", path: `${collection}/upsert`, tag: "data", summary: "Create or update by the collection's unique field", security: "tenant", body: data.DataBody, responses: { 200: s.UpsertReply, 201: s.UpsertReply }, errors: ["conflict"] },
   { method: "GET", path: `${collection}/:id`, tag: "data", summary: "Read a record", security: "tenant", responses: { 200: s.RecordReply }, errors: ["not_found"] },
   { method: "PUT", path: `${collection}/:id`, tag: "data", summary: "Update a record (JSON Merge Patch of data)", security: "tenant", body: data.DataBody, responses: { 200: s.RecordReply }, errors: ["not_found", "conflict"] },
@@ -170,7 +170,7 @@ export const OPERATIONS: Operation[] = [
   { method: "DELETE", path: tenantAdmin, tag: "admin", summary: "Delete a tenant (admin_delete)", security: "developer", responses: { 204: "empty" }, errors: ["provider_error"] },
   { method: "GET", path: `${tenantAdmin}/overview`, tag: "admin", summary: "A tenant's whole page: profile, sessions, billing, invites, family, record counts, files", security: "developer", responses: { 200: s.TenantOverview } },
   { method: "POST", path: `${tenantAdmin}/sessions/end`, tag: "admin", summary: "Sign a tenant out everywhere (ends every live session)", security: "developer", responses: { 200: s.SessionsEnded } },
-  { method: "GET", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "A tenant's records in one collection (as the tenant's own list)", security: "developer", query: RecordsQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
+  { method: "GET", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "A tenant's records in one collection (as the tenant's own list)", security: "developer", query: RecordsQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort", "invalid_cursor"],
     description: "`filter` and `sort` are JSON, as in `GET /api/v1/data/{collection}` (docs/data.md)." },
   { method: "GET", path: `${tenantAdmin}/files`, tag: "admin", summary: "A tenant's files, newest first", security: "developer", query: FilesQuery, responses: { 200: s.TenantFiles } },
   { method: "GET", path: `${tenantAdmin}/files/:fileId/preview`, tag: "admin", summary: "An image file's bytes for the dashboard's preview (PNG, JPEG, GIF, WebP, AVIF only)", security: "developer", responses: { 200: "binary" }, errors: ["unsupported_media_type"] },

@@ -54,7 +54,7 @@ export const ResendVerificationAdminReply = obj({ ok: v.literal(true), sentBy: v
 
 export const DataRecord = obj({ id: v.string(), data: JsonObject, createdAt: iso, updatedAt: iso });
 export const RecordReply = obj({ record: DataRecord });
-export const RecordList = obj({ records: v.array(DataRecord), total: v.number(), limit: v.number(), offset: v.number() });
+export const RecordList = obj({ records: v.array(DataRecord), total: v.number(), limit: v.number(), offset: v.number(), next: v.optional(v.string()) });
 export const UpsertReply = obj({ record: DataRecord, created: v.boolean() });
 export const ShareReply = obj({ shareToken: obj({ id: v.string(), token: v.string(), expiresAt: isoOrNull, createdAt: iso }) });
 export const RevokeSharesReply = obj({ revoked: v.number() });
