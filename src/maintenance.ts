@@ -1,5 +1,6 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
+import { IDEMPOTENCY_WINDOW_MS } from "./data/idempotency.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -14,11 +15,13 @@ async function housekeeping(core: Core): Promise<void> {
   const purged = await core.db.sessions.purge(core.clock() - SESSION_RETENTION_MS);
   if (purged > 0) core.log.info("purged old sessions", { count: purged });
   await pruneDeliveries(core);
+  const forgotten = await core.db.records.purgeKeptReplies(core.clock() - IDEMPOTENCY_WINDOW_MS);
+  if (forgotten > 0) core.log.info("dropped expired idempotency keys", { count: forgotten });
 }
 
 /**
- * One round of housekeeping: drops long-dead sessions and their refresh tokens, and old
- * webhook deliveries. On PostgreSQL, of all the nodes on one database only the one that
+ * One round of housekeeping: drops long-dead sessions and their refresh tokens, old
+ * webhook deliveries, and idempotency keys past their 24 hours. On PostgreSQL, of all the nodes on one database only the one that
  * claims the round runs it (cluster.runJob), once per MAINTENANCE_EVERY_MS; returns
  * whether this process ran it.
  */

@@ -37,7 +37,8 @@ export async function recordQuotaReached(core: Core, app: AppRow, tenantId: stri
   return cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap;
 }
 
-async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
+/** The tenant's record cap: its plan's `records`, else `settings.quotas.records`; null is none. */
+export async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
   const entitlements = await effectiveEntitlements(core, app, tenantId);
   return capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records);
 }

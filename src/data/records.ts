@@ -153,20 +153,25 @@ export function checkData(data: unknown): JsonObject {
   return data;
 }
 
-const notFound = (collection: string, id: string) => fail("not_found", `No record ${id.slice(0, 80)} in collection ${collection}.`);
+export const notFound = (collection: string, id: string) => fail("not_found", `No record ${id.slice(0, 80)} in collection ${collection}.`);
+
+/** A unique field's conflict as the 409 a client reads; anything else as it is. */
+export function conflictError(collection: string, error: unknown): unknown {
+  if (error instanceof UniqueConflict) {
+    return fail("conflict", `Another record in ${collection} already has this ${error.field}: ${error.field} is unique. Change the value or update that record.`);
+  }
+  return error;
+}
 
 async function mapConflict<T>(collection: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    if (error instanceof UniqueConflict) {
-      throw fail("conflict", `Another record in ${collection} already has this ${error.field}: ${error.field} is unique. Change the value or update that record.`);
-    }
-    throw error;
+    throw conflictError(collection, error);
   }
 }
 
-const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(mergePatch(current, patch));
+export const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(mergePatch(current, patch));
 
 export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
@@ -266,12 +271,28 @@ export async function listRecords(core: Core, auth: TenantAuth, collection: stri
   return { records: rows.map(toPublicRecord), ...page };
 }
 
-/** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
-export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, patch: unknown): Promise<RecordRow> {
-  const { scope, unique } = recordScope(auth, collection);
+/** A merge patch as PUT takes it: an object, nested within the limits (checked before merging, which walks it). */
+export function checkPatch(patch: unknown): JsonObject {
   if (!isPlainObject(patch)) throw fail("invalid_request", "data must be a JSON object (a merge patch).");
-  // Checked before merging: the merge walks the patch, and an unbounded nesting would overflow it.
   checkValues(patch, 0);
+  return patch;
+}
+
+/** The unique field an upsert matches on and `data`'s value of it; 400 when either is missing. */
+export function upsertKey(collection: string, unique: string[], data: JsonObject): { field: string; value: Json } {
+  const field = unique[0];
+  if (!field) {
+    throw fail("invalid_request", `Collection ${collection} has no unique field to match on: a developer sets one in the app settings (collections.${collection}.unique).`);
+  }
+  const value = valueAtPath(data, field) as Json | undefined;
+  if (value === undefined || value === null) throw fail("invalid_request", `data.${field} is required: upsert matches records on the unique field ${field}.`);
+  return { field, value };
+}
+
+/** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
+export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, body: unknown): Promise<RecordRow> {
+  const { scope, unique } = recordScope(auth, collection);
+  const patch = checkPatch(body);
   // The store merges when it can and no unique field needs checking. The result needs no
   // walk of its own: it nests no deeper than the stored data or the patch, both checked,
   // and holds no number that was not in one of them. A store that did not write (no such
@@ -295,12 +316,7 @@ export async function deleteRecord(core: Core, auth: TenantAuth, collection: str
 export async function upsertRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<{ row: RecordRow; created: boolean }> {
   const { scope, unique } = recordScope(auth, collection);
   const checked = checkData(data);
-  const field = unique[0];
-  if (!field) {
-    throw fail("invalid_request", `Collection ${collection} has no unique field to match on: a developer sets one in the app settings (collections.${collection}.unique).`);
-  }
-  const value = valueAtPath(checked, field) as Json | undefined;
-  if (value === undefined || value === null) throw fail("invalid_request", `data.${field} is required: upsert matches records on the unique field ${field}.`);
+  const { field, value } = upsertKey(collection, unique, checked);
   // An upsert that would create counts against the record quota like a create; one that
   // updates does not. The lookup is only paid by a tenant at its cap.
   if (await recordQuotaReached(core, auth.app, auth.tenantId)) {

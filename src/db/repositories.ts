@@ -11,6 +11,10 @@ import type { Awaitable } from "../awaitable.ts";
 import type {
   AppRow,
   AppUsage,
+  BatchOutcome,
+  BatchWrite,
+  IdempotencyClaim,
+  KeptReply,
   AutoIndexInfo,
   ConsumeOutcome,
   DataTransform,
@@ -339,6 +343,23 @@ export interface RecordsRepository {
       created: boolean;
   }>;
   remove(scope: RecordScope, id: string): Promise<boolean>;
+  /**
+   * Runs `writes` in order in one transaction: all of them commit or none. `check` sees each
+   * write's outcome and throws to roll everything back; a write or check that throws is
+   * rethrown as BatchFailure naming its index. With `claim`, the idempotency key is taken in
+   * the same transaction and `claim.reply(outcomes)` is kept with it; "taken" (nothing
+   * written) when the key already holds an answer that has not expired.
+   */
+  batch(
+    writes: BatchWrite[],
+    now: number,
+    check: (index: number, outcome: BatchOutcome) => void,
+    claim?: { key: IdempotencyClaim; reply: (outcomes: BatchOutcome[]) => { status: number; body: string | null } },
+  ): Promise<BatchOutcome[] | "taken">;
+  /** The answer kept for a tenant's idempotency key, unless created before `notBefore`. */
+  keptReply(appId: string, tenantId: string, keyHash: string, notBefore: number): Promise<KeptReply | undefined>;
+  /** Drops kept answers created before `before`; how many went. */
+  purgeKeptReplies(before: number): Promise<number>;
   /**
    * Adds a share link unless the record already has `maxLinks` links that have not expired
    * (expired ones are deleted first): false when the record is not in scope, "full" at the cap.

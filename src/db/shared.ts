@@ -36,3 +36,13 @@ export function valueAtPath(data: unknown, path: string): Json | undefined {
   }
   return node as Json;
 }
+
+/** The failure of write `index` of a batch (records.batch): the whole batch was rolled back. */
+export class BatchFailure extends Error {
+  constructor(
+    readonly index: number,
+    override readonly cause: unknown,
+  ) {
+    super(`batch write ${index} failed`);
+  }
+}

@@ -3,7 +3,7 @@
  * (repositories.ts) speak in. No engine code here.
  */
 import type { AppSettings } from "../apps/settings.ts";
-import type { KeyTerm } from "../data/query.ts";
+import type { Json, KeyTerm } from "../data/query.ts";
 
 // admin
 
@@ -299,6 +299,45 @@ export interface RecordRow {
 
 /** Turns the stored data into the next data (merge patch); may throw to abort the write. */
 export type DataTransform = (current: Record<string, unknown>) => Record<string, unknown>;
+
+/** A usage counter increment (billing_usage), as the billing repository takes it. */
+export interface UsageIncrement {
+  appId: string;
+  tenantId: string;
+  featureKey: string;
+  period: string;
+  periodStart: number;
+  by: number;
+  limit: number | null;
+}
+
+/** One write of a batch (records.batch), in the terms of the single-write methods. */
+export type BatchWrite =
+  | { kind: "insert"; scope: RecordScope; id: string; data: Record<string, unknown>; unique: readonly string[] }
+  | { kind: "update"; scope: RecordScope; id: string; transform: DataTransform; unique: readonly string[] }
+  | { kind: "upsert"; scope: RecordScope; key: { field: string; value: Json }; newId: string; data: Record<string, unknown>; transform: DataTransform; unique: readonly string[] }
+  | { kind: "remove"; scope: RecordScope; id: string }
+  | { kind: "usage"; usage: UsageIncrement };
+
+/** What each write did: the row (undefined: not in scope), upsert's row and whether it created, removed or not, the new count (undefined: over the limit). */
+export type BatchOutcome = RecordRow | undefined | { row: RecordRow; created: boolean } | boolean | number;
+
+/** An answer kept for a retried write (Idempotency-Key). */
+export interface KeptReply {
+  requestHash: string;
+  status: number;
+  body: string | null;
+}
+
+/** The idempotency key a batch claims in its transaction; the answer is stored with it. */
+export interface IdempotencyClaim {
+  appId: string;
+  tenantId: string;
+  keyHash: string;
+  requestHash: string;
+  /** a kept row created before this is expired: the key is free again */
+  expiredBefore: number;
+}
 
 export interface ShareLinkRow {
   id: string;

@@ -99,6 +99,7 @@ export const NOT_COPIED: Record<string, string> = {
   login_failures: "PostgreSQL's shared sign-in failure counts (SQLite keeps them in memory): they start afresh",
   login_devices: "PostgreSQL's shared record of devices that signed in (SQLite keeps it in memory): known again at their next sign-in",
   maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",
+  idempotency_keys: "answers kept 24 hours for retried writes (Idempotency-Key): a retry sent across a store copy is written again",
 };
 
 /** The server_meta key a copy in progress writes first and removes last: a target holding it is a copy that did not finish. */

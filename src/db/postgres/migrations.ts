@@ -5,6 +5,7 @@ import { sharedStateSchema } from "./schema-3.ts";
 import { listOrderIndexesSchema } from "./schema-4.ts";
 import { recordScopesSchema } from "./schema-5.ts";
 import { knownDevicesSchema } from "./schema-6.ts";
+import { idempotencySchema } from "./schema-7.ts";
 
 export interface PgMigration {
   version: number;
@@ -23,6 +24,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 4, name: "list-order-indexes", sql: listOrderIndexesSchema },
   { version: 5, name: "record-scopes-and-changes", sql: recordScopesSchema },
   { version: 6, name: "login-devices", sql: knownDevicesSchema },
+  { version: 7, name: "idempotency-keys", sql: idempotencySchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */

@@ -1,6 +1,7 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
-import type { RecordRow, RecordScope } from "../types.ts";
+import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, RecordRow, RecordScope } from "../types.ts";
+import { incrementUsageIn } from "./billing.ts";
 
 import type { Condition, Json, SortKey } from "../../data/query.ts";
 import { afterSql, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
@@ -8,7 +9,7 @@ import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts"
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { UniqueConflict, valueAtPath } from "../shared.ts";
+import { BatchFailure, UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 import { FOLD_DELTAS, type ScopeFolds } from "./record-scopes.ts";
 
@@ -113,6 +114,37 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     return { ...row, data: text, updatedAt: now };
   }
 
+  async function upsertRow(tx: PgTx, scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) {
+    // The key value's lock first: two upserts of one key take turns, the second updates.
+    const lockKey = JSON.stringify([scope.appId, scope.tenantId, scope.collection, key.field, key.value]);
+    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
+    const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+    const [existing] = await run<RecordRow>(tx, `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1 FOR UPDATE`, w.params);
+    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, unique), created: false };
+    return { row: await insertRow(tx, scope, newId, data, now, unique), created: true };
+  }
+
+  const removeRow = async (q: Runner, scope: RecordScope, id: string) =>
+    (await q`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+
+  /** One write of a batch, as its single-write method does it, inside the batch's transaction. */
+  async function write(tx: PgTx, w: BatchWrite, now: number): Promise<BatchOutcome> {
+    switch (w.kind) {
+      case "insert":
+        return insertRow(tx, w.scope, w.id, w.data, now, w.unique);
+      case "update": {
+        const row = await byId(tx, w.scope, w.id, true);
+        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique);
+      }
+      case "upsert":
+        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique);
+      case "remove":
+        return removeRow(tx, w.scope, w.id);
+      case "usage":
+        return incrementUsageIn(tx, w.usage);
+    }
+  }
+
   async function dropIndex(name: string) {
     if (!PG_INDEX_NAME.test(name)) throw new Error(`postgres records: refusing to drop index ${JSON.stringify(name)}`);
     await ddl.drop(name);
@@ -182,18 +214,44 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
         const row = await byId(tx, scope, id, true);
         return row && updateRow(tx, scope, row, transform, now, unique);
       }),
-    upsert: (scope, key, newId, data, transform, now, unique) =>
-      sql.begin(async (tx) => {
-        // The key value's lock first: two upserts of one key take turns, the second updates.
-        const lockKey = JSON.stringify([scope.appId, scope.tenantId, scope.collection, key.field, key.value as Json]);
-        await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
-        const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-        const [existing] = await run<RecordRow>(tx, `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1 FOR UPDATE`, w.params);
-        if (existing) return { row: await updateRow(tx, scope, existing, transform, now, unique), created: false };
-        return { row: await insertRow(tx, scope, newId, data, now, unique), created: true };
-      }),
-    async remove(scope, id) {
-      return (await sql`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+    upsert: (scope, key, newId, data, transform, now, unique) => sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique)),
+    remove: (scope, id) => removeRow(sql, scope, id),
+    batch: (writes, now, check, claim) =>
+      sql
+        .begin(async (tx): Promise<BatchOutcome[] | "taken"> => {
+          if (claim) {
+            const k = claim.key;
+            const claimed = await tx`INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at)
+              VALUES (${k.tenantId}, ${k.appId}, ${k.keyHash}, ${k.requestHash}, 0, NULL, ${now})
+              ON CONFLICT (tenant_id, app_id, key_hash) DO UPDATE SET request_hash = excluded.request_hash, status = 0, body = NULL, created_at = excluded.created_at
+              WHERE idempotency_keys.created_at < ${k.expiredBefore}`;
+            // Taken: a concurrent first request with the key waited for above has committed its answer.
+            if (claimed.count === 0) return "taken";
+          }
+          const outcomes: BatchOutcome[] = [];
+          for (const [i, w] of writes.entries()) {
+            try {
+              const outcome = await write(tx, w, now);
+              check(i, outcome);
+              outcomes.push(outcome);
+            } catch (e) {
+              throw new BatchFailure(i, e);
+            }
+          }
+          if (claim) {
+            const { status, body } = claim.reply(outcomes);
+            await tx`UPDATE idempotency_keys SET status = ${status}, body = ${body}
+              WHERE tenant_id = ${claim.key.tenantId} AND app_id = ${claim.key.appId} AND key_hash = ${claim.key.keyHash}`;
+          }
+          return outcomes;
+        }),
+    async keptReply(appId, tenantId, keyHash, notBefore) {
+      const [r] = await sql<KeptReply[]>`SELECT request_hash, status, body FROM idempotency_keys
+        WHERE tenant_id = ${tenantId} AND app_id = ${appId} AND key_hash = ${keyHash} AND created_at >= ${notBefore}`;
+      return r;
+    },
+    async purgeKeptReplies(before) {
+      return (await sql`DELETE FROM idempotency_keys WHERE created_at < ${before}`).count;
     },
     createShareLink: (scope, recordId, link, tokenHash, maxLinks) =>
       sql.begin(async (tx): Promise<boolean | "full"> => {

@@ -76,7 +76,7 @@ const ENTITLING_SQL = ENTITLING_STATUSES.map((s) => `'${s}'`).join(", ");
 export type BillingRepo = ReturnType<typeof createBillingRepo>;
 
 /** The usage upsert; `limit` adds a condition to its conflict clause (the counter's app is always checked). */
-const incrementUsageSql = (limit: string) =>
+export const incrementUsageSql = (limit: string) =>
   `INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count) VALUES (?, ?, ?, ?, ?, ?)
    ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
    WHERE billing_usage.app_id = excluded.app_id${limit}

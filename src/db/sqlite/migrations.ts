@@ -11,6 +11,7 @@ import { adminSchema } from "./schema/admin.ts";
 import { securitySchema } from "./schema/security.ts";
 import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
 import { recordAutoIndexesSchema } from "./schema/record-auto-indexes.ts";
+import { idempotencySchema } from "./schema/idempotency.ts";
 
 export interface Migration {
   version: number;
@@ -35,6 +36,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, name: "security", sql: securitySchema },
   { version: 11, name: "webhook-delivery-bodies", sql: deliveryBodiesSchema },
   { version: 12, name: "record-auto-indexes", sql: recordAutoIndexesSchema },
+  { version: 13, name: "idempotency-keys", sql: idempotencySchema },
 ];
 
 /**

@@ -2,11 +2,13 @@ import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import { indexableFields, type Condition, type Json, type KeyTerm, type SortKey } from "../../data/query.ts";
 import { afterSql, orderSql, TENANT_PARAM, whereSql, type Fragment } from "./records-sql.ts";
-import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
+import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
+import type { RecordsRepository } from "../repositories.ts";
+import { incrementUsageSql } from "./billing.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { UniqueConflict, valueAtPath } from "../shared.ts";
+import { BatchFailure, UniqueConflict, valueAtPath } from "../shared.ts";
 
 export type { RecordScope } from "../types.ts";
 
@@ -146,19 +148,79 @@ export function createRecordsRepo(db: SqliteDb) {
     const row = byId(scope, id);
     return row && updateRow(scope, row, transform, now, unique);
   });
-  const txUpsert = db.transaction(
-    (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) => {
-      const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-      const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`, true).all(...w.params) as RawRecord[];
-      // The lookup already answers the unique check of a scalar key: no record holds the value,
-      // or exactly one does (a second one, left from before the field was unique, is still a
-      // conflict). Only the other unique fields need their own query.
-      const settled = !duplicate && (key.value === null || typeof key.value !== "object");
-      const others = settled ? unique.filter((f) => f !== key.field) : unique;
-      if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
-      return { row: insertRow(scope, newId, data, now, others), created: true };
+  function upsertRow(scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) {
+    const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+    const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`, true).all(...w.params) as RawRecord[];
+    // The lookup already answers the unique check of a scalar key: no record holds the value,
+    // or exactly one does (a second one, left from before the field was unique, is still a
+    // conflict). Only the other unique fields need their own query.
+    const settled = !duplicate && (key.value === null || typeof key.value !== "object");
+    const others = settled ? unique.filter((f) => f !== key.field) : unique;
+    if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+    return { row: insertRow(scope, newId, data, now, others), created: true };
+  }
+  const txUpsert = db.transaction(upsertRow);
+
+  const keep = {
+    claim: db.prepare<[string, string, string, string, number, number]>(
+      `INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, 0, NULL, ?)
+       ON CONFLICT (tenant_id, app_id, key_hash) DO UPDATE SET request_hash = excluded.request_hash, status = 0, body = NULL, created_at = excluded.created_at
+       WHERE idempotency_keys.created_at < ?`,
+    ),
+    reply: db.prepare<[number, string | null, string, string, string]>("UPDATE idempotency_keys SET status = ?, body = ? WHERE tenant_id = ? AND app_id = ? AND key_hash = ?"),
+    get: db.prepare<[string, string, string, number], { request_hash: string; status: number; body: string | null }>(
+      "SELECT request_hash, status, body FROM idempotency_keys WHERE tenant_id = ? AND app_id = ? AND key_hash = ? AND created_at >= ?",
+    ),
+    purge: db.prepare<[number]>("DELETE FROM idempotency_keys WHERE created_at < ?"),
+    usage: db.prepare<[string, string, string, number, string, number], number>(incrementUsageSql("")).pluck(),
+    usageWithin: db.prepare<[string, string, string, number, string, number, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
+  };
+
+  function write(w: BatchWrite, now: number): BatchOutcome {
+    switch (w.kind) {
+      case "insert":
+        return insertRow(w.scope, w.id, w.data, now, w.unique);
+      case "update": {
+        const row = byId(w.scope, w.id);
+        return row && updateRow(w.scope, row, w.transform, now, w.unique);
+      }
+      case "upsert":
+        return upsertRow(withAuto(w.scope), w.key, w.newId, w.data, w.transform, now, w.unique);
+      case "remove":
+        return q.remove.run(w.id, w.scope.appId, w.scope.tenantId, w.scope.collection).changes > 0;
+      case "usage": {
+        const u = w.usage;
+        if (u.limit === null) return keep.usage.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by)!;
+        return u.by > u.limit ? undefined : keep.usageWithin.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.limit);
+      }
+    }
+  }
+
+  const txBatch = db.transaction(
+    (writes: BatchWrite[], now: number, check: (index: number, outcome: BatchOutcome) => void, claim?: Parameters<RecordsRepository["batch"]>[3]): BatchOutcome[] | "taken" => {
+      if (claim) {
+        const k = claim.key;
+        if (keep.claim.run(k.tenantId, k.appId, k.keyHash, k.requestHash, now, k.expiredBefore).changes === 0) return "taken";
+      }
+      const outcomes: BatchOutcome[] = [];
+      writes.forEach((w, i) => {
+        try {
+          const outcome = write(w, now);
+          check(i, outcome);
+          outcomes.push(outcome);
+        } catch (e) {
+          throw new BatchFailure(i, e);
+        }
+      });
+      if (claim) {
+        const { status, body } = claim.reply(outcomes);
+        keep.reply.run(status, body, claim.key.tenantId, claim.key.appId, claim.key.keyHash);
+      }
+      return outcomes;
     },
   );
+  /** Forgets a tenant's record count (record-counts.ts) after a batch that inserted was rolled back: its trigger counted the inserts. */
+  let forgetCount: Statement | undefined;
   // By the parsed filter and sort, which data/query.ts parseList hands out as the same objects
   // for the same texts, then by the rest of what the SQL depends on.
   let plans = new WeakMap<Condition[], WeakMap<SortKey[], Map<string, ListPlan>>>();
@@ -356,6 +418,28 @@ export function createRecordsRepo(db: SqliteDb) {
     async remove(scope: RecordScope, id: string): Promise<boolean> {
       forgetTotals(scope);
       return q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
+    },
+    /** All of `writes` in one IMMEDIATE transaction, or none (see RecordsRepository.batch). */
+    async batch(...[writes, now, check, claim]: Parameters<RecordsRepository["batch"]>): Promise<BatchOutcome[] | "taken"> {
+      for (const w of writes) if (w.kind !== "usage") forgetTotals(w.scope);
+      try {
+        return txBatch.immediate(writes, now, check, claim);
+      } catch (e) {
+        for (const w of writes) {
+          if (w.kind === "insert" || w.kind === "upsert") {
+            forgetCount ??= db.prepare("SELECT tenantd_record_removed(?, ?)");
+            forgetCount.get(w.scope.appId, w.scope.tenantId);
+          }
+        }
+        throw e;
+      }
+    },
+    async keptReply(appId: string, tenantId: string, keyHash: string, notBefore: number): Promise<KeptReply | undefined> {
+      const r = keep.get.get(tenantId, appId, keyHash, notBefore);
+      return r && { requestHash: r.request_hash, status: r.status, body: r.body };
+    },
+    async purgeKeptReplies(before: number): Promise<number> {
+      return keep.purge.run(before).changes;
     },
     async createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string, maxLinks: number): Promise<boolean | "full"> {
       return txShare.immediate(scope, recordId, link, tokenHash, maxLinks);
