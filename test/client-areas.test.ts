@@ -110,6 +110,26 @@ describe("tenantd/client data and files", () => {
     expect([wrong.status, wrong.code]).toEqual([400, "invalid_cursor"]);
   });
 
+  it("batch: all operations in one transaction; writes with an idempotency key happen once", async () => {
+    const { client } = await clientBackend();
+    const c = client();
+    await c.auth.signUp({ email: "batch@example.com", password: PASSWORD });
+    const tasks = c.collection<Task>("tasks");
+    const a = await tasks.create({ title: "a", done: false }, { idempotencyKey: "create-a" });
+    expect((await tasks.create({ title: "a", done: false }, { idempotencyKey: "create-a" })).id).toBe(a.id);
+    const results = await c.batch([
+      { op: "create", collection: "tasks", data: { title: "b", done: false } },
+      { op: "update", collection: "tasks", id: a.id, data: { done: true } },
+      { op: "increment", featureKey: "syncs" },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([201, 200, 200]);
+    const failed = await rejection(c.batch([{ op: "create", collection: "tasks", data: { title: "c", done: false } }, { op: "delete", collection: "tasks", id: "rec_nope" }]));
+    expect([failed.status, failed.code, failed.message.startsWith("operations[1]")]).toEqual([404, "not_found", true]);
+    expect((await tasks.list()).total).toBe(2);
+    expect((await c.billing.increment("syncs", { idempotencyKey: "sync-1" })).count).toBe(2);
+    expect((await c.billing.increment("syncs", { idempotencyKey: "sync-1" })).count).toBe(2);
+  });
+
   it("uploads a Blob (and bytes), reads its metadata, and deletes it", async () => {
     const { url, client } = await clientBackend();
     const c = client();

@@ -5,11 +5,11 @@
 import { createCore, type ClientOptions } from "./core.ts";
 import { authApi } from "./auth.ts";
 import { oauthApi } from "./oauth.ts";
-import { collectionApi, readShared } from "./data.ts";
+import { batch, collectionApi, readShared } from "./data.ts";
 import { filesApi } from "./files.ts";
 import { billingApi } from "./billing.ts";
 import { accountApi, familyApi, invitesApi } from "./account.ts";
-import type { JsonObject } from "./types.ts";
+import type { BatchOperation, JsonObject, WriteOptions } from "./types.ts";
 
 export { TenantdError } from "./errors.ts";
 export { memoryStorage, localStorageAdapter, type ClientStorage } from "./storage.ts";
@@ -33,6 +33,8 @@ export function createClient(options: ClientOptions) {
     /** A collection of the tenant's records; `T` types each record's `data` (and the filters). */
     collection: <T extends object = JsonObject>(name: string) => collectionApi<T>(core, name),
     readShared: <T extends object = JsonObject>(token: string) => readShared<T>(core, token),
+    /** Up to 100 record writes and usage increments in one transaction: all or nothing. */
+    batch: (operations: BatchOperation[], opts?: WriteOptions) => batch(core, operations, opts),
     files: filesApi(core),
     billing: billingApi(core),
     account: accountApi(core),

@@ -51,3 +51,20 @@ export interface Session {
   /** The tenant, when the client has seen it (sign-up, sign-in, `me`). */
   tenant?: Tenant;
 }
+
+/** One operation of `batch([...])`: the record writes and the usage increment, as their single calls take them. */
+export type BatchOperation =
+  | { op: "create"; collection: string; data: JsonObject }
+  /** a JSON Merge Patch of the record's data, as `update` */
+  | { op: "update"; collection: string; id: string; data: JsonObject }
+  | { op: "upsert"; collection: string; data: JsonObject }
+  | { op: "delete"; collection: string; id: string }
+  | { op: "increment"; featureKey: string; by?: number; period?: "monthly" | "daily" };
+
+/** What each operation's single call answers: its status, and that call's body fields. */
+export type BatchResult = Out<"BatchResult">;
+
+/** Writes take an idempotency key: a retry with the same key and request within 24 hours gets the first answer and writes nothing. */
+export interface WriteOptions {
+  idempotencyKey?: string;
+}
