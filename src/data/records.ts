@@ -10,6 +10,7 @@ import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
 import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
 import { decodeCursor, encodeCursor, queryFingerprint } from "./cursor.ts";
+import { searchTerms, type SearchLanguage } from "./text.ts";
 import { recordQuotaReached, requireRecordQuota } from "../account/quotas.ts";
 import { UniqueConflict, valueAtPath } from "../db/shared.ts";
 
@@ -71,13 +72,14 @@ export function recordScope(auth: TenantAuth, collection: string): Scoped {
   if (!COLLECTION_NAME.test(collection)) {
     throw fail("invalid_request", `Collection "${collection.slice(0, 80)}" is not valid: use 1 to 64 letters or digits (A-Z, a-z, 0-9).`);
   }
-  const { indexed, unique } = collectionIndexes(auth.app, collection);
-  return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed }, unique };
+  const { indexed, unique, search } = collectionIndexes(auth.app, collection);
+  return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed, ...(search ? { search } : {}) }, unique };
 }
 
 interface CollectionIndexes {
   indexed: ReadonlySet<string>;
   unique: string[];
+  search?: SearchLanguage;
 }
 
 const NO_INDEXES: CollectionIndexes = { indexed: new Set(), unique: [] };
@@ -96,7 +98,8 @@ function collectionIndexes(app: AppRow, collection: string): CollectionIndexes {
   if (!byCollection) indexesByApp.set(app, (byCollection = new Map()));
   let entry = byCollection.get(collection);
   if (!entry) {
-    entry = { indexed: new Set(indexedFields(app, collection)), unique: collectionSettings(app, collection).unique };
+    const search = app.settings.collections[collection]!.search?.language;
+    entry = { indexed: new Set(indexedFields(app, collection)), unique: collectionSettings(app, collection).unique, ...(search ? { search } : {}) };
     byCollection.set(collection, entry);
   }
   return entry;
@@ -246,9 +249,23 @@ export function listRequestOf(text: string, read: () => ListQuery): ListRequest 
   return request;
 }
 
+/** A `$text` the collection can answer: its search is on, and the words are not all left out. */
+function checkSearch(scope: RecordScope, search: string): void {
+  if (scope.search === undefined) {
+    throw fail(
+      "invalid_filter",
+      `Invalid filter: collection ${scope.collection} has no full-text search. A developer turns it on in the app settings: collections.${scope.collection}.search = { "language": "en" } (or es, nl, simple).`,
+    );
+  }
+  if (searchTerms(search, scope.search).length === 0) {
+    throw fail("invalid_filter", `Invalid filter: $search holds no word to look for (words are letters and digits; common words of the collection's language, ${scope.search}, are left out).`);
+  }
+}
+
 export function listRecordRows(core: Core, auth: TenantAuth, collection: string, request: ListRequest): Awaitable<ListRows> {
   const { scope } = recordScope(auth, collection);
   const { limit, conditions, sort } = request;
+  for (const c of conditions) if (c.op === "$text") checkSearch(scope, c.value.search);
   // Only pages that may have a next one, or that start from a cursor, fingerprint the query.
   const query = () => queryFingerprint(collection, conditions, sort);
   const start = request.after === undefined ? undefined : decodeCursor(core, auth.app.id, auth.tenantId, query(), sort, request.after);
@@ -293,11 +310,11 @@ export function upsertKey(collection: string, unique: string[], data: JsonObject
 export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, body: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
   const patch = checkPatch(body);
-  // The store merges when it can and no unique field needs checking. The result needs no
+  // The store merges when it can, no unique field needs checking and no words need indexing. The result needs no
   // walk of its own: it nests no deeper than the stored data or the patch, both checked,
   // and holds no number that was not in one of them. A store that did not write (no such
   // record, or the result past the size limit) leaves it to update(), which says which.
-  const patched = unique.length === 0 && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
+  const patched = unique.length === 0 && scope.search === undefined && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
   if (patched) return patched;
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
   if (!row) throw notFound(collection, id);

@@ -8,6 +8,7 @@
  * (src/awaitable.ts).
  */
 import type { Awaitable } from "../awaitable.ts";
+import type { SearchLanguage } from "../data/text.ts";
 import type {
   AppRow,
   AppUsage,
@@ -356,6 +357,8 @@ export interface RecordsRepository {
     check: (index: number, outcome: BatchOutcome) => void,
     claim?: { key: IdempotencyClaim; reply: (outcomes: BatchOutcome[]) => { status: number; body: string | null } },
   ): Promise<BatchOutcome[] | "taken">;
+  /** Makes the app's full-text index hold exactly the records of the `wanted` collections, in their languages. */
+  syncSearch(appId: string, wanted: { collection: string; language: SearchLanguage }[]): Promise<void>;
   /** The answer kept for a tenant's idempotency key, unless created before `notBefore`. */
   keptReply(appId: string, tenantId: string, keyHash: string, notBefore: number): Promise<KeptReply | undefined>;
   /** Drops kept answers created before `before`; how many went. */

@@ -4,6 +4,7 @@
  */
 import type { AppSettings } from "../apps/settings.ts";
 import type { Json, KeyTerm } from "../data/query.ts";
+import type { SearchLanguage } from "../data/text.ts";
 
 // admin
 
@@ -365,6 +366,8 @@ export interface RecordScope {
   collection: string;
   /** data fields that have an expression index in this app's collection */
   indexed: ReadonlySet<string>;
+  /** the collection's full-text search language, when its search is on */
+  search?: SearchLanguage;
 }
 
 

@@ -99,6 +99,8 @@ export const NOT_COPIED: Record<string, string> = {
   login_failures: "PostgreSQL's shared sign-in failure counts (SQLite keeps them in memory): they start afresh",
   login_devices: "PostgreSQL's shared record of devices that signed in (SQLite keeps it in memory): known again at their next sign-in",
   maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",
+  records_fts: "SQLite's full-text index of records: rebuilt from the records by the search sync at the target's first start",
+  record_search: "PostgreSQL's full-text index of records: rebuilt from the records by the search sync at the target's first start",
   idempotency_keys: "answers kept 24 hours for retried writes (Idempotency-Key): a retry sent across a store copy is written again",
 };
 

@@ -2,6 +2,7 @@ import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
 import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, RecordRow, RecordScope } from "../types.ts";
 import { incrementUsageIn } from "./billing.ts";
+import { searchDocument } from "../../data/text.ts";
 
 import type { Condition, Json, SortKey } from "../../data/query.ts";
 import { afterSql, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
@@ -98,11 +99,21 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     }
   }
 
+  /** The record's words in record_search, when its collection has search on (scope.search). */
+  async function indexText(tx: Runner, scope: RecordScope, seq: number, data: unknown, language = scope.search) {
+    if (language === undefined) return;
+    const doc = searchDocument(data, language);
+    await tx`INSERT INTO record_search (seq, app_id, collection, lang, tsv, fields)
+      VALUES (${seq}, ${scope.appId}, ${scope.collection}, ${language}, array_to_tsvector(${doc.words}::text[]), ${JSON.stringify(doc.fields)}::text::jsonb)
+      ON CONFLICT (seq) DO UPDATE SET lang = excluded.lang, tsv = excluded.tsv, fields = excluded.fields`;
+  }
+
   async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
     await assertUnique(tx, scope, data, unique, -1);
     const text = JSON.stringify(data);
     const [r] = await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
       VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`;
+    await indexText(tx, scope, r!.seq, data);
     return { seq: r!.seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
@@ -111,6 +122,7 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     await assertUnique(tx, scope, next, unique, row.seq);
     const text = JSON.stringify(next);
     await tx`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq}`;
+    await indexText(tx, scope, row.seq, next);
     return { ...row, data: text, updatedAt: now };
   }
 
@@ -206,7 +218,7 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
     insert: (scope, id, data, now, unique) =>
-      unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
+      scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
         ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique))
         : insertRow(sql, scope, id, data, now, []),
     update: (scope, id, transform, now, unique) =>
@@ -245,6 +257,22 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
           }
           return outcomes;
         }),
+    // As SQLite's syncSearch: a chunk of records per transaction.
+    async syncSearch(appId, wanted) {
+      await sql`DELETE FROM record_search WHERE app_id = ${appId} AND NOT (collection = ANY(${wanted.map((w) => w.collection)}::text[]))`;
+      for (const { collection, language } of wanted) {
+        const scope: RecordScope = { appId, tenantId: "", collection, indexed: new Set() };
+        for (let after = 0; ; ) {
+          const rows = await sql<{ seq: number; data: string }[]>`SELECT r.seq, r.data FROM records r LEFT JOIN record_search s ON s.seq = r.seq
+            WHERE r.app_id = ${appId} AND r.collection = ${collection} AND r.seq > ${after} AND (s.seq IS NULL OR s.lang <> ${language}) ORDER BY r.seq LIMIT 500`;
+          if (rows.length === 0) break;
+          await sql.begin(async (tx) => {
+            for (const r of rows) await indexText(tx, scope, r.seq, JSON.parse(r.data), language);
+          });
+          after = rows.at(-1)!.seq;
+        }
+      }
+    },
     async keptReply(appId, tenantId, keyHash, notBefore) {
       const [r] = await sql<KeptReply[]>`SELECT request_hash, status, body FROM idempotency_keys
         WHERE tenant_id = ${tenantId} AND app_id = ${appId} AND key_hash = ${keyHash} AND created_at >= ${notBefore}`;

@@ -1,5 +1,6 @@
 import { COLLECTION_NAME, FIELD_PATH } from "../../apps/settings.ts";
-import type { Condition, Json, KeyTerm, SortKey, Target } from "../../data/query.ts";
+import type { Condition, Json, KeyTerm, Operator, SortKey, Target, TextCondition } from "../../data/query.ts";
+import { searchTerms, type SearchTerm } from "../../data/text.ts";
 import type { RecordScope } from "../types.ts";
 
 /**
@@ -72,7 +73,7 @@ function join(parts: Fragment[], sep: string): Fragment {
   return { sql: parts.map((p) => p.sql).join(sep), params: parts.flatMap((p) => p.params) };
 }
 
-function fieldCondition(path: string, op: Condition["op"], value: Json, scope: RecordScope): Fragment {
+function fieldCondition(path: string, op: Operator, value: Json, scope: RecordScope): Fragment {
   const { rank, value: val } = fieldExprs(path, scope);
   const rankIs = (r: number): Fragment => ({ sql: `${rank.sql} = ${r}`, params: rank.params });
   // The value test comes before the rank test: SQLite evaluates the terms a scan checks in
@@ -124,7 +125,7 @@ function fieldCondition(path: string, op: Condition["op"], value: Json, scope: R
 
 const SQL_OPS = { $eq: "=", $ne: "!=", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
 
-function metaCondition(column: string, op: Condition["op"], value: Json): Fragment {
+function metaCondition(column: string, op: Operator, value: Json): Fragment {
   if (op === "$in") {
     const values = value as Json[];
     if (values.length === 0) return FALSE;
@@ -158,7 +159,8 @@ export function scopeWhere(scope: RecordScope): Fragment {
 export function whereSql(scope: RecordScope, conditions: Condition[]): Fragment {
   const parts = [scopeWhere(scope)];
   for (const c of conditions) {
-    parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value) : fieldCondition(c.target.path, c.op, c.value, scope));
+    if (c.op === "$text") parts.push(textCondition(c, scope));
+    else parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value) : fieldCondition(c.target.path, c.op, c.value, scope));
   }
   return join(parts, " AND ");
 }
@@ -187,7 +189,7 @@ function sortTerms(key: SortKey, conditions: Condition[], scope: RecordScope): F
   return rankPinned(conditions, target.path) ? [valueTerm] : [{ sql: `${rank.sql} ${dir}`, params: rank.params }, valueTerm];
 }
 
-const INDEXABLE = new Set<Condition["op"]>(["$eq", "$in", "$gt", "$gte", "$lt", "$lte"]);
+const INDEXABLE = new Set<Operator>(["$eq", "$in", "$gt", "$gte", "$lt", "$lte"]);
 
 /**
  * Whether the planner may satisfy ORDER BY from an index. When the filter narrows an
@@ -198,7 +200,7 @@ const INDEXABLE = new Set<Condition["op"]>(["$eq", "$in", "$gt", "$gte", "$lt", 
  * matches instead.
  */
 function orderFromIndex(scope: RecordScope, conditions: Condition[], sort: SortKey[]): boolean {
-  const narrowing = conditions.filter((c) => c.target.kind === "field" && scope.indexed.has(c.target.path) && INDEXABLE.has(c.op));
+  const narrowing = conditions.filter((c) => c.target.kind === "field" && scope.indexed.has(c.target.path) && c.op !== "$text" && INDEXABLE.has(c.op));
   if (narrowing.length === 0 || sort.length !== 1) return narrowing.length === 0;
   const key = sort[0]!.target;
   // A range or equality on the sorted field: its index serves both.
@@ -263,4 +265,30 @@ function keyTerm(scope: RecordScope, t: KeyTerm): { eq: Fragment; past: Fragment
     params: [...rankPast.params, ...rank.params, ...value.params, b.param],
   };
   return { eq, past };
+}
+
+/** FTS5's query for search terms: every word, quoted; a prefix with `*`. */
+export const ftsQuery = (terms: readonly SearchTerm[]) => terms.map((t) => `"${t.word}"${t.prefix ? "*" : ""}`).join(" AND ");
+
+/** A LIKE pattern finding a word among a field's space-separated words (words are letters and digits: no wildcard in them). */
+export const fieldWordPattern = (t: SearchTerm) => `% ${t.word}${t.prefix ? "" : " "}%`;
+
+/**
+ * `$text`: the records whose words (records_fts, rowid = seq) hold every term; with
+ * `fields`, each term must also be among the words of one of those fields.
+ */
+function textCondition(c: TextCondition, scope: RecordScope): Fragment {
+  const terms = searchTerms(c.value.search, scope.search ?? "simple");
+  const parts: Fragment[] = [{ sql: "records_fts MATCH ?", params: [ftsQuery(terms)] }];
+  if (c.value.fields.length > 0) {
+    for (const t of terms) {
+      const any = join(
+        c.value.fields.map((f) => ({ sql: `(' ' || COALESCE(json_extract(fields, ?), '') || ' ') LIKE ?`, params: [`$."${f}"`, fieldWordPattern(t)] })),
+        " OR ",
+      );
+      parts.push({ sql: `(${any.sql})`, params: any.params });
+    }
+  }
+  const all = join(parts, " AND ");
+  return { sql: `seq IN (SELECT rowid FROM records_fts WHERE ${all.sql})`, params: all.params };
 }

@@ -5,6 +5,7 @@ import { afterSql, orderSql, TENANT_PARAM, whereSql, type Fragment } from "./rec
 import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import type { RecordsRepository } from "../repositories.ts";
 import { incrementUsageSql } from "./billing.ts";
+import { searchDocument, type SearchLanguage } from "../../data/text.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createTotalsCache } from "./records-totals.ts";
@@ -128,10 +129,28 @@ export function createRecordsRepo(db: SqliteDb) {
     }
   }
 
+  const fts = {
+    remove: db.prepare<[number]>("DELETE FROM records_fts WHERE rowid = ?"),
+    insert: db.prepare<[number, string, string, string, string, string]>("INSERT INTO records_fts (rowid, text, fields, app_id, collection, lang) VALUES (?, ?, ?, ?, ?, ?)"),
+    stale: db.prepare<[string, string, number, string], [number, string]>(
+      `SELECT r.seq, r.data FROM records r LEFT JOIN records_fts f ON f.rowid = r.seq
+       WHERE r.app_id = ? AND r.collection = ? AND r.seq > ? AND (f.rowid IS NULL OR f.lang IS NOT ?) ORDER BY r.seq LIMIT 500`,
+    ).raw(true),
+    dropExcept: db.prepare<[string, string]>("DELETE FROM records_fts WHERE app_id = ? AND collection NOT IN (SELECT value FROM json_each(?))"),
+  };
+  /** The record's words in records_fts, when its collection has search on (scope.search). */
+  function indexText(scope: RecordScope, seq: number, data: unknown, language = scope.search) {
+    if (language === undefined) return;
+    const doc = searchDocument(data, language);
+    fts.remove.run(seq);
+    fts.insert.run(seq, doc.words.join(" "), JSON.stringify(doc.fields), scope.appId, scope.collection, language);
+  }
+
   function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): RecordRow {
     assertUnique(scope, data, unique, -1);
     const text = JSON.stringify(data);
     const seq = Number(q.insert.run(id, scope.appId, scope.tenantId, scope.collection, text, now, now).lastInsertRowid);
+    indexText(scope, seq, data);
     return { seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
@@ -140,8 +159,16 @@ export function createRecordsRepo(db: SqliteDb) {
     assertUnique(scope, next, unique, row[0]);
     const text = JSON.stringify(next);
     q.update.run(text, now, row[0]);
+    indexText(scope, row[0], next);
     return { ...toRecord(row), data: text, updatedAt: now };
   }
+
+  /** Indexes a chunk of records a settings change left without words (or with another language's). */
+  const txIndexChunk = db.transaction((scope: RecordScope, language: SearchLanguage, after: number): number | undefined => {
+    const rows = fts.stale.all(scope.appId, scope.collection, after, language);
+    for (const [seq, data] of rows) indexText(scope, seq, JSON.parse(data), language);
+    return rows.at(-1)?.[0];
+  });
 
   const txInsert = db.transaction(insertRow);
   const txUpdate = db.transaction((scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]) => {
@@ -249,7 +276,8 @@ export function createRecordsRepo(db: SqliteDb) {
 
   function planFor(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
     // The tenant is left out: the scope's other parts and its index set shape the SQL.
-    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${indexedKey(scope.indexed)}`;
+    // The search language too: a $text's words are bound from it.
+    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${scope.search ?? ""}\u0000${indexedKey(scope.indexed)}`;
     const known = plans.get(conditions)?.get(sort)?.get(key);
     if (known) return known;
     if (planCount >= PLAN_CACHE_SIZE) {
@@ -388,8 +416,8 @@ export function createRecordsRepo(db: SqliteDb) {
     /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
     async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
       forgetTotals(scope);
-      // With no unique field to check first, the INSERT is the whole write: one statement needs no transaction.
-      return unique.length === 0 ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
+      // With no unique field to check first and no words to index, the INSERT is the whole write: one statement needs no transaction.
+      return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
     },
     /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
     async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined> {
@@ -432,6 +460,21 @@ export function createRecordsRepo(db: SqliteDb) {
           }
         }
         throw e;
+      }
+    },
+    /**
+     * Makes the full-text index of the app's records match `wanted`: collections no longer
+     * searched lose their words, searched ones get words for every record that has none (or
+     * has another language's), a chunk per transaction so writes go on meanwhile.
+     */
+    async syncSearch(appId: string, wanted: { collection: string; language: SearchLanguage }[]): Promise<void> {
+      fts.dropExcept.run(appId, JSON.stringify(wanted.map((w) => w.collection)));
+      for (const { collection, language } of wanted) {
+        const scope: RecordScope = { appId, tenantId: "", collection, indexed: new Set() };
+        for (let after: number | undefined = 0; after !== undefined; ) {
+          after = txIndexChunk.immediate(scope, language, after);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       }
     },
     async keptReply(appId: string, tenantId: string, keyHash: string, notBefore: number): Promise<KeptReply | undefined> {
