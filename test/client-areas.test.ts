@@ -130,6 +130,19 @@ describe("tenantd/client data and files", () => {
     expect((await c.billing.increment("syncs", { idempotencyKey: "sync-1" })).count).toBe(2);
   });
 
+  it("collection.search finds records by their words, with fields and the list's options", async () => {
+    const { t, client } = await clientBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: { tasks: { search: { language: "en" } } } } });
+    const c = client();
+    await c.auth.signUp({ email: "search@example.com", password: PASSWORD });
+    const tasks = c.collection<Task>("tasks");
+    for (const title of ["Buy Café beans", "Call the café", "Buy milk"]) await tasks.create({ title, done: title.startsWith("Call") });
+    expect((await tasks.search("cafe", { sort: { title: 1 } })).records.map((r) => r.data.title)).toEqual(["Buy Café beans", "Call the café"]);
+    expect((await tasks.search("buy", { filter: { done: false }, fields: ["title"], limit: 1 })).total).toBe(2);
+    const bad = await rejection(c.collection("other").search("x"));
+    expect([bad.status, bad.code]).toEqual([400, "invalid_filter"]);
+  });
+
   it("uploads a Blob (and bytes), reads its metadata, and deletes it", async () => {
     const { url, client } = await clientBackend();
     const c = client();

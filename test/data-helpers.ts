@@ -52,7 +52,7 @@ export function dataClient(t: TestBackend, who: Bearer) {
 export type DataClient = ReturnType<typeof dataClient>;
 
 /** A backend whose default app has the given collection settings, and one signed-up tenant. */
-export async function dataBackend(collections: Record<string, { unique?: string[]; indexed?: string[] }> = {}) {
+export async function dataBackend(collections: Record<string, { unique?: string[]; indexed?: string[]; search?: { language?: "simple" | "en" | "es" | "nl" } }> = {}) {
   const t = await startBackend();
   await t.backend.admin.updateApp(t.app.id, { settings: { collections } });
   const tenant = await signupTenant(t);

@@ -1,5 +1,5 @@
 import type { Core } from "./core.ts";
-import type { ListOptions, MergePatch } from "./filter.ts";
+import type { ListOptions, MergePatch, TextSearch } from "./filter.ts";
 import type { BatchOperation, BatchResult, DataRecord, JsonObject, RecordList, ShareLink, WriteOptions } from "./types.ts";
 
 const seg = encodeURIComponent;
@@ -12,21 +12,30 @@ export function collectionApi<T extends object = JsonObject>(core: Core, name: s
   const { request } = core;
   const base = `/api/v1/data/${seg(name)}`;
   const tenant = { auth: "tenant" } as const;
+  const list = (opts: ListOptions<T> = {}): Promise<RecordList<T>> =>
+    request("GET", base, {
+      ...tenant,
+      query: {
+        filter: opts.filter && JSON.stringify(opts.filter),
+        sort: opts.sort && JSON.stringify(opts.sort),
+        limit: opts.limit,
+        offset: opts.offset,
+        after: opts.after,
+      },
+    });
   return {
     create: async (data: T, opts?: WriteOptions): Promise<DataRecord<T>> => (await request<{ record: DataRecord<T> }>("POST", base, { ...writeOptions(opts), body: { data } })).record,
     get: async (id: string): Promise<DataRecord<T>> => (await request<{ record: DataRecord<T> }>("GET", `${base}/${seg(id)}`, tenant)).record,
     /** Newest first unless `sort` says otherwise; `total` counts every match. */
-    list: (opts: ListOptions<T> = {}): Promise<RecordList<T>> =>
-      request("GET", base, {
-        ...tenant,
-        query: {
-          filter: opts.filter && JSON.stringify(opts.filter),
-          sort: opts.sort && JSON.stringify(opts.sort),
-          limit: opts.limit,
-          offset: opts.offset,
-          after: opts.after,
-        },
-      }),
+    list,
+    /**
+     * Full-text search (the collection's search must be on): records holding every word of
+     * `text` (`word*`: a prefix), in `fields` when given; with the rest of a list's options.
+     */
+    search: (text: string, opts: ListOptions<T> & { fields?: TextSearch<T>["fields"] } = {}): Promise<RecordList<T>> => {
+      const { fields, ...rest } = opts;
+      return list({ ...rest, filter: { ...rest.filter, $text: { $search: text, ...(fields ? { fields } : {}) } } as ListOptions<T>["filter"] });
+    },
     /** JSON Merge Patch of `data`: keys set to null are removed. */
     update: async (id: string, patch: MergePatch<T>, opts?: WriteOptions): Promise<DataRecord<T>> =>
       (await request<{ record: DataRecord<T> }>("PUT", `${base}/${seg(id)}`, { ...writeOptions(opts), body: { data: patch } })).record,

@@ -20,7 +20,7 @@ export type { OAuthProvider, OAuthResult, RedirectLocation, HistoryLike } from "
 export type { Uploadable } from "./files.ts";
 export type { UsagePeriod } from "./billing.ts";
 export type * from "./types.ts";
-export type { Filter, Sort, ListOptions, Condition, Operators, FieldPath, MergePatch } from "./filter.ts";
+export type { Filter, Sort, ListOptions, Condition, Operators, FieldPath, MergePatch, TextSearch } from "./filter.ts";
 
 export type TenantdClient = ReturnType<typeof createClient>;
 export type Collection<T extends object = JsonObject> = ReturnType<typeof collectionApi<T>>;
