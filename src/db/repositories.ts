@@ -16,6 +16,7 @@ import type {
   BatchWrite,
   IdempotencyClaim,
   KeptReply,
+  UsageIncrement,
   AutoIndexInfo,
   ConsumeOutcome,
   DataTransform,
@@ -302,15 +303,7 @@ export interface BillingRepository {
   /** Counters of the current month and day. */
   usageList(appId: string, tenantId: string, monthStart: number, dayStart: number): Promise<UsageRow[]>;
   /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
-  incrementUsage(u: {
-      appId: string;
-      tenantId: string;
-      featureKey: string;
-      period: string;
-      periodStart: number;
-      by: number;
-      limit: number | null;
-  }): Awaitable<number | undefined>;
+  incrementUsage(u: UsageIncrement): Awaitable<number | undefined>;
 }
 
 export interface RecordsRepository {

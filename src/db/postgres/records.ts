@@ -10,7 +10,7 @@ import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts"
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { BatchFailure, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 import { FOLD_DELTAS, type ScopeFolds } from "./record-scopes.ts";
 
@@ -241,15 +241,7 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
             if (claimed.count === 0) return "taken";
           }
           const outcomes: BatchOutcome[] = [];
-          for (const [i, w] of writes.entries()) {
-            try {
-              const outcome = await write(tx, w, now);
-              check(i, outcome);
-              outcomes.push(outcome);
-            } catch (e) {
-              throw new BatchFailure(i, e);
-            }
-          }
+          for (const [i, w] of writes.entries()) outcomes.push(await batchStep(i, () => write(tx, w, now), check));
           if (claim) {
             const { status, body } = claim.reply(outcomes);
             await tx`UPDATE idempotency_keys SET status = ${status}, body = ${body}

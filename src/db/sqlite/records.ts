@@ -9,7 +9,7 @@ import { searchDocument, type SearchLanguage } from "../../data/text.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { BatchFailure, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, UniqueConflict, valueAtPath } from "../shared.ts";
 
 export type { RecordScope } from "../types.ts";
 
@@ -229,16 +229,7 @@ export function createRecordsRepo(db: SqliteDb) {
         const k = claim.key;
         if (keep.claim.run(k.tenantId, k.appId, k.keyHash, k.requestHash, now, k.expiredBefore).changes === 0) return "taken";
       }
-      const outcomes: BatchOutcome[] = [];
-      writes.forEach((w, i) => {
-        try {
-          const outcome = write(w, now);
-          check(i, outcome);
-          outcomes.push(outcome);
-        } catch (e) {
-          throw new BatchFailure(i, e);
-        }
-      });
+      const outcomes = writes.map((w, i) => batchStep(i, () => write(w, now), check) as BatchOutcome);
       if (claim) {
         const { status, body } = claim.reply(outcomes);
         keep.reply.run(status, body, claim.key.tenantId, claim.key.appId, claim.key.keyHash);
