@@ -221,6 +221,18 @@ describe("Idempotency-Key", () => {
     expect((await api.list("notes")).body.total).toBe(1);
   });
 
+  it("is a header browsers may send, and the replay marker one they may read (CORS)", async () => {
+    const { t, tenant } = await dataBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { corsOrigins: ["https://app.example.com"] } });
+    const origin = "https://app.example.com";
+    const pre = await t.request("OPTIONS", "/api/v1/batch", { headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "idempotency-key" } });
+    expect(pre.headers.get("access-control-allow-headers")).toContain("idempotency-key");
+    const send = () => t.request("POST", "/api/v1/data/notes", { bearer: tenant.bearer, body: { data: {} }, headers: { origin, "idempotency-key": "cors" } });
+    await send();
+    const replay = await send();
+    expect([replay.headers.get("idempotent-replayed"), replay.headers.get("access-control-expose-headers")]).toEqual(["true", expect.stringContaining("idempotent-replayed")]);
+  });
+
   it("keeps no answer for a failed write, and refuses a malformed key", async () => {
     const { t, tenant, api } = await dataBackend();
     const send = (key: string) => t.request("PUT", "/api/v1/data/notes/rec_nope", { bearer: tenant.bearer, body: { data: { v: 1 } }, headers: { "idempotency-key": key } });
