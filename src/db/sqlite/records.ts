@@ -5,7 +5,7 @@ import { afterSql, orderSql, TENANT_PARAM, whereSql, type Fragment } from "./rec
 import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import type { RecordsRepository } from "../repositories.ts";
 import { incrementUsageSql } from "./billing.ts";
-import { searchDocument, type SearchLanguage } from "../../data/text.ts";
+import { createKeptReplies, createRecordSearch } from "./records-extras.ts";
 import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createTotalsCache } from "./records-totals.ts";
@@ -129,28 +129,14 @@ export function createRecordsRepo(db: SqliteDb) {
     }
   }
 
-  const fts = {
-    remove: db.prepare<[number]>("DELETE FROM records_fts WHERE rowid = ?"),
-    insert: db.prepare<[number, string, string, string, string, string]>("INSERT INTO records_fts (rowid, text, fields, app_id, collection, lang) VALUES (?, ?, ?, ?, ?, ?)"),
-    stale: db.prepare<[string, string, number, string], [number, string]>(
-      `SELECT r.seq, r.data FROM records r LEFT JOIN records_fts f ON f.rowid = r.seq
-       WHERE r.app_id = ? AND r.collection = ? AND r.seq > ? AND (f.rowid IS NULL OR f.lang IS NOT ?) ORDER BY r.seq LIMIT 500`,
-    ).raw(true),
-    dropExcept: db.prepare<[string, string]>("DELETE FROM records_fts WHERE app_id = ? AND collection NOT IN (SELECT value FROM json_each(?))"),
-  };
-  /** The record's words in records_fts, when its collection has search on (scope.search). */
-  function indexText(scope: RecordScope, seq: number, data: unknown, language = scope.search) {
-    if (language === undefined) return;
-    const doc = searchDocument(data, language);
-    fts.remove.run(seq);
-    fts.insert.run(seq, doc.words.join(" "), JSON.stringify(doc.fields), scope.appId, scope.collection, language);
-  }
+  const search = createRecordSearch(db);
+  const kept = createKeptReplies(db);
 
   function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): RecordRow {
     assertUnique(scope, data, unique, -1);
     const text = JSON.stringify(data);
     const seq = Number(q.insert.run(id, scope.appId, scope.tenantId, scope.collection, text, now, now).lastInsertRowid);
-    indexText(scope, seq, data);
+    search.index(scope, seq, data);
     return { seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
@@ -159,16 +145,9 @@ export function createRecordsRepo(db: SqliteDb) {
     assertUnique(scope, next, unique, row[0]);
     const text = JSON.stringify(next);
     q.update.run(text, now, row[0]);
-    indexText(scope, row[0], next);
+    search.index(scope, row[0], next);
     return { ...toRecord(row), data: text, updatedAt: now };
   }
-
-  /** Indexes a chunk of records a settings change left without words (or with another language's). */
-  const txIndexChunk = db.transaction((scope: RecordScope, language: SearchLanguage, after: number): number | undefined => {
-    const rows = fts.stale.all(scope.appId, scope.collection, after, language);
-    for (const [seq, data] of rows) indexText(scope, seq, JSON.parse(data), language);
-    return rows.at(-1)?.[0];
-  });
 
   const txInsert = db.transaction(insertRow);
   const txUpdate = db.transaction((scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]) => {
@@ -188,19 +167,9 @@ export function createRecordsRepo(db: SqliteDb) {
   }
   const txUpsert = db.transaction(upsertRow);
 
-  const keep = {
-    claim: db.prepare<[string, string, string, string, number, number]>(
-      `INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, 0, NULL, ?)
-       ON CONFLICT (tenant_id, app_id, key_hash) DO UPDATE SET request_hash = excluded.request_hash, status = 0, body = NULL, created_at = excluded.created_at
-       WHERE idempotency_keys.created_at < ?`,
-    ),
-    reply: db.prepare<[number, string | null, string, string, string]>("UPDATE idempotency_keys SET status = ?, body = ? WHERE tenant_id = ? AND app_id = ? AND key_hash = ?"),
-    get: db.prepare<[string, string, string, number], { request_hash: string; status: number; body: string | null }>(
-      "SELECT request_hash, status, body FROM idempotency_keys WHERE tenant_id = ? AND app_id = ? AND key_hash = ? AND created_at >= ?",
-    ),
-    purge: db.prepare<[number]>("DELETE FROM idempotency_keys WHERE created_at < ?"),
-    usage: db.prepare<[string, string, string, number, string, number], number>(incrementUsageSql("")).pluck(),
-    usageWithin: db.prepare<[string, string, string, number, string, number, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
+  const usage = {
+    any: db.prepare<[string, string, string, number, string, number], number>(incrementUsageSql("")).pluck(),
+    within: db.prepare<[string, string, string, number, string, number, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
   };
 
   function write(w: BatchWrite, now: number): BatchOutcome {
@@ -217,22 +186,19 @@ export function createRecordsRepo(db: SqliteDb) {
         return q.remove.run(w.id, w.scope.appId, w.scope.tenantId, w.scope.collection).changes > 0;
       case "usage": {
         const u = w.usage;
-        if (u.limit === null) return keep.usage.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by)!;
-        return u.by > u.limit ? undefined : keep.usageWithin.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.limit);
+        if (u.limit === null) return usage.any.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by)!;
+        return u.by > u.limit ? undefined : usage.within.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.limit);
       }
     }
   }
 
   const txBatch = db.transaction(
     (writes: BatchWrite[], now: number, check: (index: number, outcome: BatchOutcome) => void, claim?: Parameters<RecordsRepository["batch"]>[3]): BatchOutcome[] | "taken" => {
-      if (claim) {
-        const k = claim.key;
-        if (keep.claim.run(k.tenantId, k.appId, k.keyHash, k.requestHash, now, k.expiredBefore).changes === 0) return "taken";
-      }
+      if (claim && !kept.claim(claim.key, now)) return "taken";
       const outcomes = writes.map((w, i) => batchStep(i, () => write(w, now), check) as BatchOutcome);
       if (claim) {
         const { status, body } = claim.reply(outcomes);
-        keep.reply.run(status, body, claim.key.tenantId, claim.key.appId, claim.key.keyHash);
+        kept.keep(claim.key, status, body);
       }
       return outcomes;
     },
@@ -453,27 +419,12 @@ export function createRecordsRepo(db: SqliteDb) {
         throw e;
       }
     },
-    /**
-     * Makes the full-text index of the app's records match `wanted`: collections no longer
-     * searched lose their words, searched ones get words for every record that has none (or
-     * has another language's), a chunk per transaction so writes go on meanwhile.
-     */
-    async syncSearch(appId: string, wanted: { collection: string; language: SearchLanguage }[]): Promise<void> {
-      fts.dropExcept.run(appId, JSON.stringify(wanted.map((w) => w.collection)));
-      for (const { collection, language } of wanted) {
-        const scope: RecordScope = { appId, tenantId: "", collection, indexed: new Set() };
-        for (let after: number | undefined = 0; after !== undefined; ) {
-          after = txIndexChunk.immediate(scope, language, after);
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      }
-    },
+    syncSearch: search.sync,
     async keptReply(appId: string, tenantId: string, keyHash: string, notBefore: number): Promise<KeptReply | undefined> {
-      const r = keep.get.get(tenantId, appId, keyHash, notBefore);
-      return r && { requestHash: r.request_hash, status: r.status, body: r.body };
+      return kept.get(appId, tenantId, keyHash, notBefore);
     },
     async purgeKeptReplies(before: number): Promise<number> {
-      return keep.purge.run(before).changes;
+      return kept.purge(before);
     },
     async createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string, maxLinks: number): Promise<boolean | "full"> {
       return txShare.immediate(scope, recordId, link, tokenHash, maxLinks);
