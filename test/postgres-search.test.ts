@@ -2,14 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readSettings } from "../src/apps/settings.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
 import { searchTerms, type SearchLanguage } from "../src/data/text.ts";
 import type { RecordScope } from "../src/db/types.ts";
 import type { Repositories } from "../src/db/repositories.ts";
 import { openDatabase } from "../src/db/sqlite/connection.ts";
 import { createRepositories } from "../src/db/sqlite/index.ts";
-import { postgresEngine } from "./_engines.ts";
+import { postgresEngine, seedApp } from "./_engines.ts";
 import { seededRandom } from "./_random.ts";
 
 /**
@@ -64,13 +63,7 @@ beforeAll(async () => {
   const r = seededRandom(44);
   const docs = Array.from({ length: RECORDS }, () => randomDoc(r));
   for (const [, db] of engines) {
-    await db.apps.insert({ id: "app1", name: "A", publishableKey: "pk", secretKeyHash: null, ownerId: null, settings: readSettings({}), createdAt: T0, updatedAt: T0 });
-    for (const t of ["ten1", "ten2"]) {
-      await db.tenants.createWithSession(
-        { id: t, appId: "app1", email: `${t}@x.io`, passwordHash: null, emailVerifiedAt: null, locale: "en", parentTenantId: null, createdAt: T0 },
-        { id: `s-${t}`, refreshHash: `r-${t}`, createdAt: T0, expiresAt: T0 + 1e9 },
-      );
-    }
+    await seedApp(db, ["ten1", "ten2"], T0);
     for (const language of LANGUAGES) {
       for (let i = 0; i < RECORDS; i++) {
         const tenant = i % 4 === 0 ? "ten2" : "ten1";
