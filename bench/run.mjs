@@ -188,7 +188,7 @@ async function runScenario(scenario) {
       if (scenario.explain && td) {
         const plans = (result.explain[scenario.name] = await explain(scenario.explain));
         const lines = plans.tenantd.flatMap((p) => p.plan);
-        row.planUsesFieldIndex = lines.length > 0 && lines.every((l) => !/^SCAN\b/.test(l)) && lines.some((l) => /USING (COVERING )?INDEX .*<expr>=\?/.test(l));
+        row.planUsesFieldIndex = lines.length > 0 && lines.every((l) => !/^SCAN\b/.test(l)) && lines.some((l) => /USING (COVERING )?INDEX .*(<expr>|value)=\?/.test(l));
       }
     }
   } catch (e) {

@@ -61,6 +61,24 @@ serveIpc({
     await records.autoIndexesSettled();
     return true;
   },
+  /** `count` records { status: "s<i % 10>", n: i } of one tenant, straight into SQLite (index-build.mjs). */
+  "seed.rows": ({ appId, tenantId, collection, count }) => {
+    const insert = sqlite.prepare(
+      `WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM i WHERE x + 1 < @n)
+       INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+       SELECT 'rec_bench_' || @tenant || '_' || (@from + x), @app, @tenant, @collection, json_object('status', 's' || ((@from + x) % 10), 'n', @from + x), @at + x, @at + x FROM i`,
+    );
+    for (let from = 0; from < count; from += 100_000) insert.run({ n: Math.min(100_000, count - from), from, app: appId, tenant: tenantId, collection, at: Date.now() - count });
+    return count;
+  },
+  "apps.create": async ({ name }) => {
+    const created = await backend.admin.createApp({ name, settings: { quotas: BENCH_QUOTAS } });
+    return { id: created.id, publishableKey: created.publishableKey };
+  },
+  "apps.settings": async ({ appId, settings }) => {
+    await backend.admin.updateApp(appId, { settings });
+    return true;
+  },
   "schema.tables": () => sqlite.prepare("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL").all(),
   shutdown,
 });

@@ -18,6 +18,7 @@ import { announceStart, mountPrefixCheck } from "./embed/startup.ts";
 import { fetchWithClient, type FetchClient } from "./embed/fetch.ts";
 import { keepTickShape } from "./http/tick-shape.ts";
 import { installMetrics, type MetricsEndpoint } from "./metrics/install.ts";
+import { installServerHooks, loadServerHooks, registerServerHookRoutes } from "./server-hooks/install.ts";
 
 export interface TenantBackend extends H3 {
   /** Programmatic administration: the same operations as the admin API and the CLI. */
@@ -63,6 +64,7 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
   try {
     await core.ready;
     requireMailInProduction(core);
+    core.serverHooks = await loadServerHooks(config.hooks);
     // The app-level hook catches what h3 rejects before any middleware (a malformed
     // percent-encoded path); the middleware covers the rest, also when a host mounts us.
     const h3 = new H3({ onError: (error, event) => errorToResponse(error, event, core.log) });
@@ -73,11 +75,13 @@ export async function createTenantBackend(config: TenantBackendConfig = {}): Pro
     const { router, finish } = createRouter(h3);
     registerHealthRoutes(router, core, lifecycle);
     registerAreaRoutes(router, core);
+    registerServerHookRoutes(router, core);
     installDashboard(h3, core);
     finish();
     cacheRouteMatches(h3);
     const defaultApp = core.config.bootstrap ? await ensureDefaultApp(core) : undefined;
     startMaintenance(core);
+    installServerHooks(core);
     announceStart(core, config, defaultApp);
     lifecycle.ready();
     keepTickShape();

@@ -7,6 +7,7 @@ import { installWebhooks } from "./webhooks/install.ts";
 import { installAccount } from "./account/install.ts";
 import { installOAuth } from "./oauth/install.ts";
 import { installFamily } from "./family/install.ts";
+import { installAudit } from "./audit/install.ts";
 
 /**
  * Wires every area's hooks into the core. Called by createCore, so the CLI gets them too.
@@ -25,4 +26,5 @@ export function installAreas(core: Core): void {
   installAccount(core);
   installOAuth(core);
   installFamily(core);
+  installAudit(core);
 }

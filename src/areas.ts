@@ -12,6 +12,8 @@ import { registerInvitesRoutes } from "./invites/routes.ts";
 import { registerFamilyRoutes } from "./family/routes.ts";
 import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerLandingRoute } from "./http/landing.ts";
+import { registerAuditRoutes } from "./audit/routes.ts";
+import { registerExportRoutes } from "./export/routes.ts";
 
 /** Every area's HTTP routes. */
 export function registerAreaRoutes(router: Router, core: Core): void {
@@ -25,6 +27,8 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerFamilyRoutes(router, core);
   registerWebhooksRoutes(router, core);
   registerAdminRoutes(router, core);
+  registerAuditRoutes(router, core);
+  registerExportRoutes(router, core);
   registerOpenApiRoutes(router, core);
   registerLandingRoute(router);
 }

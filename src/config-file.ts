@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CODE_ONLY, ConfigError, OPTIONS, type TenantBackendConfig } from "./config.ts";
 import { collectOptions, describeSource, type Layer, type Source } from "./config-options.ts";
@@ -79,6 +79,8 @@ export async function loadConfig(flags: Record<string, unknown>, env: NodeJS.Pro
     if (row.kind === "switch" && value === true) continue;
     setPath(config, row.path, value);
   }
+  // A hooks module is named relative to the config file that names it.
+  if (typeof config.hooks === "string" && file) config.hooks = resolve(dirname(file), config.hooks);
   // NODE_ENV=production picks production mode when nothing else chose one: say so.
   const mode = entries.find((e) => e.path === "mode")!;
   if (mode.value === undefined && env.NODE_ENV === "production") {

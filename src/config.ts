@@ -10,6 +10,7 @@ import type { DatabaseConfig } from "./db/store.ts";
 import { collectOptions, describeSource, type Layer, type OptionRow } from "./config-options.ts";
 import { toTrustProxy, type TrustProxy, type TrustProxyOption } from "./http/trust-proxy.ts";
 import { BUCKET_NAME, resolveStorageChoice, type StorageChoice, type StorageOptions } from "./files/storage-config.ts";
+import type { ServerHooks } from "./server-hooks/types.ts";
 
 /** Options of `createTenantBackend(config)`. Every field is optional. See docs/configuration.md. */
 export interface TenantBackendConfig {
@@ -72,6 +73,11 @@ export interface TenantBackendConfig {
    * `host`, default 127.0.0.1) serves it on a listener of its own.
    */
   metrics?: boolean | { token?: string; port?: number; host?: string };
+  /**
+   * Server-side hooks and cron jobs (docs/hooks.md): the object `defineHooks({ … })` returns,
+   * or, in a config file, the path of a module whose default export it is.
+   */
+  hooks?: ServerHooks | string;
   /** `tenantd serve` only: port to listen on. */
   port?: number;
   /** `tenantd serve` only: interface to listen on. */
@@ -214,6 +220,7 @@ export const CODE_ONLY: Record<string, { schema: v.GenericSchema; expects: strin
     schema: v.strictObject({ host: v.string(), port: v.pipe(v.number(), v.integer(), v.minValue(1)), protocol: v.picklist(["http", "https"]) }),
     expects: 'must be { host, port, protocol: "http" | "https" }',
   },
+  hooks: { schema: v.custom<ServerHooks | string>((h) => typeof h === "string" || (typeof h === "object" && h !== null && !Array.isArray(h))), expects: "must be the path of a hooks module, or the object defineHooks({ … }) returns" },
   logger: { schema: v.custom<Logger>((l) => typeof l === "object" && l !== null && ["info", "warn", "error"].every((m) => typeof (l as Record<string, unknown>)[m] === "function")), expects: `must be one of ${LOG_LEVELS.join(", ")}, or an object with info, warn and error methods` },
 };
 

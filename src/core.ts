@@ -8,10 +8,12 @@ import { createPasswordHasher, type PasswordHasher } from "./crypto/password.ts"
 import { createHooks, type Hooks } from "./hooks.ts";
 import type { Clock } from "./clock.ts";
 import { createAccessTokens, type AccessTokens } from "./auth/access-token.ts";
+import { createSigningKeys, type SigningKeys } from "./auth/signing-keys.ts";
 import type { Logger } from "./log.ts";
 import { installAreas } from "./area-install.ts";
 import { openStorage, withStorageCheck } from "./files/storage.ts";
 import type { MetricsSink } from "./metrics/sink.ts";
+import type { ServerHooks } from "./server-hooks/types.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -31,8 +33,12 @@ export interface Core {
   secrets: SecretBox;
   passwords: PasswordHasher;
   accessTokens: AccessTokens;
+  /** Each app's access-token signing keys (Ed25519, published as the app's JWKS). */
+  signingKeys: SigningKeys;
   storage: Storage;
   hooks: Hooks;
+  /** The operator's hooks (config `hooks`, docs/hooks.md), set by a server that has them. */
+  serverHooks?: ServerHooks;
   /** Set by a server with metrics on (src/metrics); undefined otherwise. */
   metrics?: MetricsSink;
   /** Runs `fn` when the core closes (timers, transports). */
@@ -45,6 +51,7 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
   const store = openStore(config);
   const secrets = createSecretBox(config.serverKey);
   const closers: (() => unknown)[] = [];
+  const signingKeys = createSigningKeys(store.db.signingKeys, secrets, config.clock);
   let closed = false;
   const core: Core = {
     config,
@@ -55,7 +62,8 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
     db: store.db,
     ready: withStorageCheck(config, store.ready),
     secrets,
-    accessTokens: createAccessTokens(secrets.deriveKey("access-token")),
+    accessTokens: createAccessTokens(secrets.deriveKey("access-token"), signingKeys.verifier),
+    signingKeys,
     passwords: createPasswordHasher(config.argon2),
     storage: openStorage(config),
     hooks: createHooks(),

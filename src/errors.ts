@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   signup_disabled: 403,
   invite_required: 403,
   email_not_verified: 403,
+  reauthentication_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -44,6 +45,7 @@ export const ERROR_CODES = {
   rate_limited: 429,
   headers_too_large: 431,
   internal_error: 500,
+  hook_failed: 500,
   provider_error: 502,
   unavailable: 503,
 } as const;
@@ -100,6 +102,11 @@ export function errorToResponse(error: HTTPError, event: H3Event, log: Logger): 
       error: (error.cause as Error | undefined)?.stack ?? error.stack ?? String(error),
     });
     return errorResponse(500, "internal_error", "Something went wrong on the server. It has been logged.", headers);
+  }
+  // A server hook's failure is the operator's code: logged (with the request id) like any 500, but named.
+  if (code === "hook_failed") {
+    const hookError = (error as { hookError?: unknown }).hookError;
+    log.error("server hook failed", { method: event.req.method, path: event.url?.pathname, error: (hookError as Error | undefined)?.stack ?? String(hookError) });
   }
   // h3 rejects a malformed percent-encoded path before routing, with only "Bad Request".
   const message = error.status === 400 && error.message === "Bad Request" ? "The request path is malformed (bad percent-encoding): encode special characters as %XX." : error.message || code;

@@ -1,5 +1,6 @@
 import type { AppRow, TenantRow } from "./db/types.ts";
 import type { OAuthProviderName } from "./apps/settings.ts";
+import type { AuditEntry } from "./audit/audit.ts";
 
 /**
  * Events one area raises for others (files removes blobs when a tenant goes, billing starts
@@ -16,7 +17,13 @@ export interface HookEvents {
   /** The developer asked to resend a verification email for an app that delivers its own email. */
   "tenant.verificationResent": { app: AppRow; tenant: TenantRow; verifyToken: string; verifyUrl: string; expiresAt: number };
   /** After the tenant's rows are gone. */
-  "tenant.deleted": { app: AppRow; tenantId: string; email: string; locale: string; reason: "self_delete" | "admin_delete" };
+  "tenant.deleted": { app: AppRow; tenantId: string; email: string; locale: string; reason: "self_delete" | "admin_delete" | "anonymous_idle" };
+  /** A client's wrong passwords on an account just reached the count where it must wait (`account` as login-backoff.ts keys it). */
+  "signIn.backoffStarted": { account: string; client: string; failures: number };
+  /** An entry was added to the app's audit trail (src/audit). */
+  "audit.recorded": { app: AppRow; entry: AuditEntry };
+  /** A billing provider created or changed the tenant's subscription. */
+  "billing.subscriptionChanged": { app: AppRow; tenantId: string; planId: string; status: string; provider: "stripe" | "dev" };
 }
 
 type Handler<K extends keyof HookEvents> = (payload: HookEvents[K]) => unknown;

@@ -24,3 +24,6 @@ export type {
   WebhookEvent,
   WebhookEventName,
 } from "./types/resources.ts";
+export { defineHooks, cron, refuse } from "./server-hooks/types.ts";
+export type { ServerHooks, RecordHooks, AuthHooks, BillingHooks, RecordContext, RouteContext, RouteHandler, CronJob, CronContext, HookApp } from "./server-hooks/types.ts";
+export { audit, type AuditInput, type AuditEntry, type AuditActor, type AuditOrigin } from "./audit/audit.ts";

@@ -1,6 +1,9 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
 import { IDEMPOTENCY_WINDOW_MS } from "./data/idempotency.ts";
+import { cleanUpAnonymous } from "./auth/anonymous.ts";
+import { pruneAudit } from "./audit/retention.ts";
+import { CRON_RETENTION_MS } from "./server-hooks/cron.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -17,11 +20,17 @@ async function housekeeping(core: Core): Promise<void> {
   await pruneDeliveries(core);
   const forgotten = await core.db.records.purgeKeptReplies(core.clock() - IDEMPOTENCY_WINDOW_MS);
   if (forgotten > 0) core.log.info("dropped expired idempotency keys", { count: forgotten });
+  // MFA tickets and passkey challenges live minutes; an hour past expiry nothing reads them.
+  await core.db.mfa.purgeChallenges(core.clock() - HOUR);
+  const anonymous = await cleanUpAnonymous(core);
+  if (anonymous > 0) core.log.info("deleted idle anonymous tenants", { count: anonymous });
+  await pruneAudit(core);
+  await core.db.cron.prune(core.clock() - CRON_RETENTION_MS);
 }
 
 /**
  * One round of housekeeping: drops long-dead sessions and their refresh tokens, old
- * webhook deliveries, and idempotency keys past their 24 hours. On PostgreSQL, of all the nodes on one database only the one that
+ * webhook deliveries, expired MFA tickets and passkey challenges, and idempotency keys past their 24 hours. On PostgreSQL, of all the nodes on one database only the one that
  * claims the round runs it (cluster.runJob), once per MAINTENANCE_EVERY_MS; returns
  * whether this process ran it.
  */

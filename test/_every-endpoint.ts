@@ -1,12 +1,14 @@
 import { expect } from "vitest";
 import Stripe from "stripe";
 import { buildRequest, developerSession, serveHttp, startBackend, toReply, type Reply, type ReqOptions, type TestBackend } from "./_helpers.ts";
-import { tokenFromOutbox } from "./_email.ts";
+import { outboxFor, tokenFromOutbox } from "./_email.ts";
 import { startFakeOAuth } from "./fake-oauth.ts";
 import { startFakeStripe } from "./fake-stripe.ts";
 import { CLIENTS, REDIRECT, providerSettings } from "./oauth-helpers.ts";
 import { multipart, sample } from "./files-helpers.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
+import { softAuthenticator } from "./_passkey.ts";
+import { totpCode } from "./_mfa.ts";
 
 /** One request and its answer, as the contract test checks it against the document. */
 export interface Exchange {
@@ -87,9 +89,36 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", "/api/v1/auth/refresh", { key: pk, body: { refreshToken: refreshed.body.refreshToken } }, 401);
     await call("GET", "/api/v1/auth/me", { bearer }, 200);
     await call("GET", "/api/v1/auth/me", {}, 401);
+    await call("GET", "/api/v1/account/activity?limit=5", { bearer }, 200);
+    await call("GET", "/api/v1/account/export", { bearer }, 200);
+    await call("GET", "/api/v1/account/activity?cursor=x", { bearer }, 400);
+    await call("GET", "/api/v1/account/activity", {}, 401);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: "Bearer nope" } }, 200);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: { include: ["subscription", "tenant"] }, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);
+    // Access-token signing keys (issue 42).
+    await call("GET", `/api/v1/apps/${app.id}/.well-known/jwks.json`, {}, 200);
+    await call("GET", "/api/v1/apps/app_nope/.well-known/jwks.json", {}, 404);
+    await call("GET", `${admin}/signing-keys`, { developer: dev }, 200);
+    await call("POST", `${admin}/signing-keys/rotate`, { developer: dev }, 200);
+    // Email sign-in (issue 42).
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com" } }, 403);
+    await call("PATCH", admin, { developer: dev, body: { settings: { auth: { emailSignIn: true } } } }, 200);
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com" } }, 202);
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { email: "code@example.com", code: "12345x" } }, 400);
+    await call("POST", "/api/v1/auth/email-sign-in", { key: pk, body: { email: "code@example.com", redirectUrl: REDIRECT } }, 202);
+    const signInLink = (await outboxFor(t, "code@example.com")).find((m) => m.kind === "sign-in")!.link!;
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { token: new URLSearchParams(new URL(signInLink).hash.slice(1)).get("service_email_token") } }, 200);
+    await call("POST", "/api/v1/auth/email-sign-in/verify", { key: pk, body: { email: "code@example.com", code: "000000" } }, 401);
+    // Anonymous tenants (issue 42).
+    await call("POST", "/api/v1/auth/anonymous", { key: pk, body: {} }, 403);
+    await call("PATCH", admin, { developer: dev, body: { settings: { auth: { anonymous: true } } } }, 200);
+    const anon = await call("POST", "/api/v1/auth/anonymous", { key: pk, body: {} }, 201);
+    const anonBearer = { accessToken: anon.body.accessToken as string, appId: app.id };
+    await call("POST", "/api/v1/auth/anonymous/upgrade-token", { bearer: anonBearer }, 200);
+    await call("POST", "/api/v1/auth/anonymous/upgrade", { bearer: anonBearer, body: { email: "alice@example.com", password: PASSWORD } }, 409);
+    await call("POST", "/api/v1/auth/anonymous/upgrade", { bearer: anonBearer, body: { email: "anon@example.com", password: PASSWORD } }, 200);
+    await call("POST", "/api/v1/auth/anonymous/upgrade-token", { bearer: anonBearer }, 409);
     await call("POST", "/api/v1/auth/resend-verification", { bearer, body: {} }, 200);
     await call("POST", `${admin}/tenants/${aliceId}/resend-verification`, { developer: dev }, 200);
     const verifyToken = await tokenFromOutbox(t, "alice@example.com", "verify");
@@ -108,6 +137,47 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", "/api/v1/auth/me", { bearer }, 401);
     const relogin = await call("POST", "/api/v1/auth/login", { key: pk, body: { email: "alice@example.com", password: "a new password" } }, 200);
     bearer = { accessToken: relogin.body.accessToken, appId: app.id };
+
+    // Passkeys, MFA, step-up.
+    await call("PATCH", admin, { developer: dev, body: { settings: { corsOrigins: ["https://app.example.com"] } } }, 200);
+    const device = softAuthenticator("https://app.example.com");
+    const regOptions = await call("POST", "/api/v1/auth/passkeys/register/options", { bearer, body: {} }, 200);
+    const passkey = await call("POST", "/api/v1/auth/passkeys/register", { bearer, body: { credential: device.create(regOptions.body), name: "Laptop" } }, 201);
+    await call("POST", "/api/v1/auth/passkeys/register", { bearer, body: { credential: device.create(regOptions.body) } }, 400);
+    await call("GET", "/api/v1/auth/passkeys", { bearer }, 200);
+    await call("PATCH", `/api/v1/auth/passkeys/${passkey.body.passkey.id}`, { bearer, body: { name: "Work laptop" } }, 200);
+    await call("PATCH", "/api/v1/auth/passkeys/pk_nope", { bearer, body: { name: "x" } }, 404);
+    const signInOptions = await call("POST", "/api/v1/auth/passkeys/options", { key: pk, body: { email: "alice@example.com" } }, 200);
+    const assertion = device.get(signInOptions.body, { credential: device.credentials[0] });
+    await call("POST", "/api/v1/auth/passkeys/sign-in", { key: pk, body: { credential: assertion } }, 200);
+    await call("POST", "/api/v1/auth/passkeys/sign-in", { key: pk, body: { credential: assertion } }, 400);
+    const enrol = await call("POST", "/api/v1/auth/mfa/totp", { bearer, body: {} }, 200);
+    const rightCode = totpCode(t, enrol.body.secret);
+    await call("POST", "/api/v1/auth/mfa/totp/confirm", { bearer, body: { code: rightCode === "000000" ? "111111" : "000000" } }, 401);
+    await call("POST", "/api/v1/auth/mfa/totp/confirm", { bearer, body: { code: rightCode } }, 200);
+    t.clock.advance(30_000);
+    await call("GET", "/api/v1/auth/mfa", { bearer }, 200);
+    const mfaLogin = await call("POST", "/api/v1/auth/login", { key: pk, body: { email: "alice@example.com", password: "a new password" } }, 200);
+    await call("POST", "/api/v1/auth/mfa/verify", { key: pk, body: { mfaTicket: mfaLogin.body.mfaTicket, code: totpCode(t, enrol.body.secret) } }, 200);
+    await call("POST", "/api/v1/auth/mfa/verify", { key: pk, body: { mfaTicket: mfaLogin.body.mfaTicket, code: totpCode(t, enrol.body.secret) } }, 400);
+    await call("POST", "/api/v1/auth/mfa/recovery-codes", { bearer, body: {} }, 200);
+    await call("POST", "/api/v1/auth/reauthenticate", { bearer, body: { password: "wrong password" } }, 401);
+    await call("POST", "/api/v1/auth/reauthenticate", { bearer, body: { password: "a new password" } }, 200);
+    await call("POST", "/api/v1/auth/change-password", { bearer, body: { newPassword: "a newer password" } }, 200);
+    await call("DELETE", "/api/v1/auth/mfa/totp", { bearer }, 204);
+    await call("DELETE", `/api/v1/auth/passkeys/${passkey.body.passkey.id}`, { bearer }, 204);
+    // The developer's view and repairs, on a second enrolment and passkey.
+    const again = await call("POST", "/api/v1/auth/mfa/totp", { bearer, body: {} }, 200);
+    await call("POST", "/api/v1/auth/mfa/totp/confirm", { bearer, body: { code: totpCode(t, again.body.secret) } }, 200);
+    const regAgain = await call("POST", "/api/v1/auth/passkeys/register/options", { bearer, body: {} }, 200);
+    const second = await call("POST", "/api/v1/auth/passkeys/register", { bearer, body: { credential: device.create(regAgain.body) } }, 201);
+    await call("GET", `${admin}/tenants/${aliceId}/sign-in-methods`, { developer: dev }, 200);
+    await call("DELETE", `${admin}/tenants/${aliceId}/mfa`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/tenants/${aliceId}/mfa`, { developer: dev }, 404);
+    await call("DELETE", `${admin}/tenants/${aliceId}/passkeys/${second.body.passkey.id}`, { developer: dev }, 204);
+    t.clock.advance(11 * 60_000);
+    await call("POST", "/api/v1/auth/change-password", { bearer, body: { newPassword: "the newest password" } }, 403);
+    await call("POST", "/api/v1/auth/reauthenticate", { bearer, body: { password: "a newer password" } }, 200);
 
     // Data.
     const rec = await call("POST", "/api/v1/data/notes", { bearer, body: { data: { title: "a", n: 1 } } }, 201);
@@ -264,6 +334,10 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `${admin}/webhook-deliveries/evt_nope`, { developer: dev }, 404);
     await call("GET", `${admin}/webhook-deliveries?status=failed`, { developer: dev }, 200);
     await call("GET", `${admin}/webhook-deliveries?status=lost`, { developer: dev }, 400);
+    await call("GET", "/api/v1/admin/cron", { developer: dev }, 200);
+    const trail = await call("GET", `${admin}/audit?limit=2`, { developer: dev }, 200);
+    await call("GET", `${admin}/audit?action=tenant.*&cursor=${trail.body.nextCursor}`, { developer: dev }, 200);
+    await call("GET", `${admin}/audit?limit=0`, { developer: dev }, 400);
     await call("DELETE", `${admin}/event-webhook-config`, { developer: dev }, 204);
     await call("POST", `${admin}/event-webhook-config/test`, { developer: dev }, 404);
     await call("GET", `${admin}/outbox?limit=5`, { developer: dev }, 200);

@@ -13,8 +13,9 @@ import { mailerFor } from "../src/email/mailer.ts";
 
 const SECRET_KEY = "sk_test_tenantd_fake";
 const WEBHOOK_SECRET = "whsec_tenantd_test";
-// The delivery log keeps the id of the tenant an event was about; that is its purpose.
-const LOG_TABLES = new Set(["webhook_events", "webhook_deliveries"]);
+// The delivery log keeps the id of the tenant an event was about; that is its purpose. So
+// does the audit trail until its retention (docs/audit.md): the deletion is itself an entry.
+const LOG_TABLES = new Set(["webhook_events", "webhook_deliveries", "audit_log"]);
 
 let oauth: FakeOAuth;
 let restoreFetch: () => void;

@@ -3,9 +3,11 @@ import { developerSession, expectError, signupTenant, startBackend, type TestBac
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
 import { storeRows } from "./_store.ts";
 
-// The delivery log keeps the id of the tenant an event was about (that is its purpose);
-// every other table holding a tenant_id must be empty of the deleted tenant.
-const LOG_TABLES = new Set(["webhook_events", "webhook_deliveries"]);
+// The delivery log keeps the id of the tenant an event was about (that is its purpose), and
+// so does the audit trail, until its retention (docs/audit.md: the deletion is itself an
+// entry, and removing entries would break the chain); every other table holding a
+// tenant_id must be empty of the deleted tenant.
+const LOG_TABLES = new Set(["webhook_events", "webhook_deliveries", "audit_log"]);
 
 /** Rows that still name the tenant, per table, across every table with a tenant_id column. */
 async function rowsOf(t: TestBackend, tenantId: string): Promise<{ tenants: number; [table: string]: number }> {

@@ -220,3 +220,25 @@ describe("tenantd/client billing, invites, family, account", () => {
     expect(login.code).toBe("invalid_credentials");
   });
 });
+
+describe("tenantd/client account activity and export", () => {
+  it("account.activity() pages the tenant's own events; account.export() hands back the ZIP reply", async () => {
+    const { client } = await clientBackend();
+    const c = client();
+    await c.auth.signUp({ email: "activity@example.com", password: PASSWORD });
+    await c.auth.signOut();
+    await c.auth.signIn({ email: "activity@example.com", password: PASSWORD });
+    const first = await c.account.activity({ limit: 2 });
+    expect(first.activity.map((a) => a.action)).toEqual(["tenant.signed_in", "tenant.signed_out"]);
+    expect(first.activity[0]!.actor).toBe("you");
+    const older = await c.account.activity({ limit: 2, cursor: first.nextCursor! });
+    expect([older.activity.map((a) => a.action), older.nextCursor]).toEqual([["tenant.signed_up"], null]);
+    expect((await rejection(c.account.activity({ limit: 0 }))).code).toBe("invalid_request");
+
+    const zip = await c.account.export();
+    expect(zip.headers.get("content-type")).toBe("application/zip");
+    const bytes = Buffer.from(await zip.arrayBuffer());
+    expect(bytes.readUInt32LE(0)).toBe(0x04034b50);
+    expect(bytes.includes(Buffer.from("activity@example.com"))).toBe(true);
+  });
+});

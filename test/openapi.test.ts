@@ -32,8 +32,8 @@ describe("OpenAPI document", () => {
     const result = await new Validator().validate(res.body);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
-    // The two tenant events, and the developer's test event, are described for receivers.
-    expect(Object.keys(res.body.webhooks).sort()).toEqual(["tenant.deleted", "tenant.email.resend_verification", "webhook.test"]);
+    // The tenant events, the audit entry and the developer's test event are described for receivers.
+    expect(Object.keys(res.body.webhooks).sort()).toEqual(["audit.entry", "tenant.deleted", "tenant.email.resend_verification", "tenant.security", "webhook.test"]);
   });
 
   it("documents every route the router registers, and nothing else", async () => {

@@ -154,6 +154,25 @@ describe("tenantd backup and restore", () => {
 });
 
 describe("backup and restore, as a newcomer meets them", () => {
+  it("a backup is an operator's entry in every app's audit trail, written after the snapshot", async () => {
+    const t = await startBackend();
+    const other = await t.backend.admin.createApp({ name: "second" });
+    await t.backend.close();
+    const archive = join(tempDir(), "audited.tar.gz");
+    const made = await run(["backup", archive, "--data-dir", t.dataDir]);
+    expect(made.code, made.stderr).toBe(0);
+    const reopened = await createTenantBackend({ dataDir: t.dataDir, logger: "silent", argon2: TEST_ARGON2, bootstrap: false });
+    try {
+      for (const appId of [t.app.id, other.id]) {
+        const { entries } = await reopened.admin.listAudit(appId, { action: "backup.created" });
+        expect(entries).toHaveLength(1);
+        expect(entries[0]).toMatchObject({ actor: { type: "operator" }, details: { file: archive, secretKeyIncluded: false } });
+      }
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it("backup makes a missing directory; a restore without the key says what will not survive; failures honour --json", async () => {
     const t = await startBackend();
     await t.backend.close();

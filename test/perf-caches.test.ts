@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { billingBackend, DAY } from "./billing-fixtures.ts";
-import { ACCESS_TOKEN_TTL_SECONDS, createAccessTokens } from "../src/auth/access-token.ts";
+import { generateKeyPairSync } from "node:crypto";
+import { ACCESS_TOKEN_TTL_SECONDS, createAccessTokens, tokenHeader } from "../src/auth/access-token.ts";
 import { parseList, PARSED_LIST_CACHE_SIZE } from "../src/data/query.ts";
 import { tokenPairJson } from "../src/auth/sessions.ts";
 import { introspectionJson } from "../src/auth/introspect.ts";
@@ -261,13 +262,22 @@ describe("parsed filters under the parse cache", () => {
   });
 });
 
+/** Access tokens under one Ed25519 key of "app_x", as the server's signing keys would hand out. */
+function testTokens(maxCached?: number, appId = "app_x") {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const kid = "key_aaaaaaaaaaaaaaaa";
+  const tokens = createAccessTokens(Buffer.alloc(32, 7), (k) => (k === kid ? { appId, publicKey, verifiesUntil: null } : undefined), maxCached);
+  const signer = { kid, header: tokenHeader(kid), privateKey };
+  return { tokens, issue: (claims: Parameters<typeof tokens.issue>[0], now: number) => tokens.issue(claims, now, signer) };
+}
+
 describe("verified access tokens under the token cache", () => {
   const claims = (n: number) => ({ sub: `tnt_${n}`, app: "app_x", sid: `sess_${n}`, pid: null });
 
   it("stays within its bound by letting the earliest go, and every token still verifies", () => {
-    const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
+    const { tokens, issue } = testTokens(3);
     const now = Date.UTC(2026, 0, 1);
-    const issued = [1, 2, 3, 4, 5].map((n) => tokens.issue(claims(n), now).token);
+    const issued = [1, 2, 3, 4, 5].map((n) => issue(claims(n), now).token);
     for (const [i, token] of issued.entries()) {
       const result = tokens.verify(token, now);
       expect(result.ok && result.claims.sub).toBe(`tnt_${i + 1}`);
@@ -279,9 +289,9 @@ describe("verified access tokens under the token cache", () => {
   });
 
   it("a known signature under another payload is verified in full, and refused", () => {
-    const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
+    const { tokens, issue } = testTokens(3);
     const now = Date.UTC(2026, 0, 1);
-    const { token } = tokens.issue(claims(1), now);
+    const { token } = issue(claims(1), now);
     expect(tokens.verify(token, now).ok).toBe(true);
     expect(tokens.known(token)).toBe(true);
     const [h, p, sig] = token.split(".");
@@ -295,9 +305,9 @@ describe("verified access tokens under the token cache", () => {
   });
 
   it("a cached token still expires, and a forged one is never cached", () => {
-    const tokens = createAccessTokens(Buffer.alloc(32, 7), 3);
+    const { tokens, issue } = testTokens(3);
     const now = Date.UTC(2026, 0, 1);
-    const { token } = tokens.issue(claims(1), now);
+    const { token } = issue(claims(1), now);
     expect(tokens.verify(token, now).ok).toBe(true);
     expect(tokens.verify(token, now + ACCESS_TOKEN_TTL_SECONDS * 1000)).toEqual({ ok: false, reason: "expired" });
     expect(tokens.cached).toBe(0);
@@ -312,14 +322,15 @@ describe("token JSON written by hand", () => {
   const payloadOf = (token: string) => JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString("utf8")) as unknown;
 
   it("an access token carries exactly its claims, a family owner or null, strings escaped", () => {
-    const tokens = createAccessTokens(Buffer.alloc(32, 7));
     const iat = now / 1000;
     for (const claims of [
       { sub: "tnt_1", app: "app_x", sid: "ses_1", pid: null },
       { sub: "tnt_2", app: "app_x", sid: "ses_2", pid: "tnt_owner" },
       { sub: 'tnt_"quoted\\', app: "app_\u2028", sid: "ses_\n", pid: "tnt_é" },
     ]) {
-      const { token, exp } = tokens.issue(claims, now);
+      // A key verifies its own app's tokens only.
+      const { tokens, issue } = testTokens(undefined, claims.app);
+      const { token, exp } = issue(claims, now);
       const full = { iss: "tenantd", ...claims, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS };
       expect(exp).toBe(full.exp);
       expect(payloadOf(token)).toEqual(full);

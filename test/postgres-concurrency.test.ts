@@ -57,6 +57,24 @@ describe("exact under concurrency", () => {
     expect(await db.billing.usage("app1", t, "api", "monthly", T0)).toBe(17);
   });
 
+  test("record updates: concurrent merge patches of one record all land, none lost", async () => {
+    const t = await newTenant();
+    const scope = { appId: "app1", tenantId: t, collection: "notes", indexed: new Set<string>() };
+    await db.records.insert(scope, "rec-race", { start: true }, T0, [], null);
+    const results = await times(N * 2, (i) => db.records.update(scope, "rec-race", (d) => ({ ...d, [`k${i}`]: i }), T0 + i, []));
+    expect(results.every((r) => r !== undefined)).toBe(true);
+    const row = await db.records.get(scope, "rec-race");
+    expect(Object.keys(JSON.parse(row!.data)).sort()).toEqual(["start", ...Array.from({ length: N * 2 }, (_, i) => `k${i}`)].sort());
+  });
+
+  test("record quota: concurrent creates below the cap all get their slot, and once at the cap every create is refused", async () => {
+    const t = await newTenant();
+    const scope = { appId: "app1", tenantId: t, collection: "notes", indexed: new Set<string>() };
+    const results = await settle(N, (i) => db.records.insert(scope, `rec-cap-${i}`, { i }, T0, [], 5));
+    expect(results.filter((r) => r.status === "fulfilled").length).toBeGreaterThanOrEqual(5);
+    expect((await settle(3, (i) => db.records.insert(scope, `rec-after-${i}`, { i }, T0, [], 5))).every((r) => r.status === "rejected")).toBe(true);
+  });
+
   test("family seats: concurrent joins fill exactly the seats", async () => {
     const owner = await newTenant();
     for (let i = 0; i < N; i++) expect(await db.family.createInvite(invite(owner, `seat-${owner}-${i}`), null)).toBe(true);

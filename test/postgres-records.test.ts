@@ -101,7 +101,7 @@ beforeAll(async () => {
     for (let i = 0; i < RECORDS; i++) {
       // Clumps of equal creation times, so the tie-breaks are exercised.
       const at = T0 + Math.floor(i / 3) * 1000;
-      await db.records.insert(scope(i % 5 === 0 ? "ten2" : "ten1"), `rec-${String(i).padStart(4, "0")}`, docs[i]!, at, []);
+      await db.records.insert(scope(i % 5 === 0 ? "ten2" : "ten1"), `rec-${String(i).padStart(4, "0")}`, docs[i]!, at, [], null);
       // Some records are updated later, so updatedAt differs from createdAt.
       if (i % 7 === 0) await db.records.update(scope(i % 5 === 0 ? "ten2" : "ten1"), `rec-${String(i).padStart(4, "0")}`, (d) => ({ ...d, touched: true }), at + 500_000, []);
     }
@@ -164,20 +164,20 @@ describe("records on PostgreSQL match SQLite", () => {
 describe("records on PostgreSQL", () => {
   test("record data keeps its key order and bytes", async () => {
     const data = { zeta: 1, alpha: { b: 2, a: [3, { y: 1, x: 0 }] }, "ü": "é", n: 1.5 };
-    const row = await pg.db.records.insert(scope("ten2"), "rec-order", data, T0, []);
+    const row = await pg.db.records.insert(scope("ten2"), "rec-order", data, T0, [], null);
     expect(row.data).toBe(JSON.stringify(data));
     expect((await pg.db.records.get(scope("ten2"), "rec-order"))?.data).toBe(JSON.stringify(data));
   });
 
   test("unique fields: concurrent inserts and upserts of one value keep one record per tenant", async () => {
     const s = scope("ten2");
-    const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => pg.db.records.insert(s, `u-${i}`, { email: "same@x.io" }, T0, ["email"])));
+    const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => pg.db.records.insert(s, `u-${i}`, { email: "same@x.io" }, T0, ["email"], null)));
     expect(results.filter((x) => x.status === "fulfilled")).toHaveLength(1);
     for (const x of results) if (x.status === "rejected") expect(x.reason).toBeInstanceOf(UniqueConflict);
     // Another tenant's value is invisible.
-    await expect(pg.db.records.insert(scope("ten1"), "u-other", { email: "same@x.io" }, T0, ["email"])).resolves.toMatchObject({ id: "u-other" });
+    await expect(pg.db.records.insert(scope("ten1"), "u-other", { email: "same@x.io" }, T0, ["email"], null)).resolves.toMatchObject({ id: "u-other" });
     const ups = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => pg.db.records.upsert(s, { field: "sku", value: "A-1" }, `up-${i}`, { sku: "A-1", n: i }, (d) => ({ ...d, hits: Number(d.hits ?? 0) + 1 }), T0, ["sku"])),
+      Array.from({ length: 12 }, (_, i) => pg.db.records.upsert(s, { field: "sku", value: "A-1" }, `up-${i}`, { sku: "A-1", n: i }, (d) => ({ ...d, hits: Number(d.hits ?? 0) + 1 }), T0, ["sku"], null)),
     );
     expect(ups.filter((u) => u.created)).toHaveLength(1);
     const all = await pg.db.records.list(s, parseFilter(JSON.stringify({ sku: "A-1" })), parseSort(undefined), { limit: 100, offset: 0, maxBytes: 1e7, maxRecordBytes: 1024 * 1024 }, LIST_NOW);
@@ -219,8 +219,8 @@ describe("records on PostgreSQL", () => {
 
   test("share links, removal and pages cut at the byte budget", async () => {
     const s = scope("ten2");
-    await pg.db.records.insert(s, "big-1", { blob: "x".repeat(1000) }, T0, []);
-    await pg.db.records.insert(s, "big-2", { blob: "y".repeat(1000) }, T0 + 1, []);
+    await pg.db.records.insert(s, "big-1", { blob: "x".repeat(1000) }, T0, [], null);
+    await pg.db.records.insert(s, "big-2", { blob: "y".repeat(1000) }, T0 + 1, [], null);
     const page = await pg.db.records.list(s, parseFilter('{"blob":{"$gt":""}}'), parseSort(undefined), { limit: 10, offset: 0, maxBytes: 1500, maxRecordBytes: 1024 * 1024 }, LIST_NOW);
     expect(page.records.map((x) => x.id)).toEqual(["big-2"]);
     expect(page.total).toBe(2);

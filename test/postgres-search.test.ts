@@ -67,7 +67,7 @@ beforeAll(async () => {
     for (const language of LANGUAGES) {
       for (let i = 0; i < RECORDS; i++) {
         const tenant = i % 4 === 0 ? "ten2" : "ten1";
-        await db.records.insert(scope(tenant, language, language), `${language}-${String(i).padStart(4, "0")}`, docs[i]!, T0 + Math.floor(i / 3) * 1000, []);
+        await db.records.insert(scope(tenant, language, language), `${language}-${String(i).padStart(4, "0")}`, docs[i]!, T0 + Math.floor(i / 3) * 1000, [], null);
         // Updated and deleted records must leave their old words behind.
         if (i % 9 === 0) await db.records.update(scope(tenant, language, language), `${language}-${String(i).padStart(4, "0")}`, (d) => ({ ...d, title: "replaced rojo" }), T0 + 1e6, []);
         if (i % 13 === 0) await db.records.remove(scope(tenant, language, language), `${language}-${String(i).padStart(4, "0")}`);

@@ -89,6 +89,16 @@ async function populate(): Promise<Populated> {
   await t.backend.core.db.oauth.linkExisting({ appId: t.app.id, provider: "github", providerAccountId: "gh-42", email: linked.email, emailVerified: true, at: now }, linked.id);
   await t.backend.core.db.billing.saveStripeCustomer(t.app.id, tenant.id, "cus_123", now);
   await t.backend.core.db.billing.recordStripeEvent(t.app.id, "evt_1", "customer.subscription.updated", now);
+  // MFA: TOTP with its recovery codes, a passkey, an MFA ticket waiting; a re-authenticated session.
+  const mfa = t.backend.core.db.mfa;
+  await mfa.startTotp({ tenantId: tenant.id, appId: t.app.id, secretSealed: t.backend.core.secrets.seal("key", `totp:${tenant.id}`), confirmedAt: null, lastStep: null, createdAt: now });
+  await mfa.confirmTotp(t.app.id, tenant.id, 1, ["c".repeat(64), "d".repeat(64)], now);
+  await mfa.insertPasskey({ id: "pk_1", appId: t.app.id, tenantId: tenant.id, credentialId: "cred-1", publicKey: "pub", counter: 3, transports: '["internal"]', name: "Laptop", createdAt: now, lastUsedAt: null });
+  await mfa.createChallenge({ hash: "m".repeat(64), appId: t.app.id, tenantId: tenant.id, kind: "mfa_ticket", data: "{}", createdAt: now, expiresAt: now + 300_000 });
+  // Sign-in methods of issue 42: an email sign-in waiting for its code, an anonymous tenant.
+  await t.backend.admin.updateApp(t.app.id, { settings: { auth: { emailSignIn: true, anonymous: true } } });
+  expect((await t.request("POST", "/api/v1/auth/email-sign-in", { key: t.app.publishableKey, body: { email: "code@example.com" } })).status).toBe(202);
+  expect((await t.request("POST", "/api/v1/auth/anonymous", { key: t.app.publishableKey, body: {} })).status).toBe(201);
   // Refresh once: the old refresh token is kept as rotated.
   const refreshed = await t.request("POST", "/api/v1/auth/refresh", { key: t.app.publishableKey, body: { refreshToken: tenant.refreshToken } });
   expect(refreshed.status, refreshed.text).toBe(200);

@@ -3,7 +3,8 @@ import type { AppRow } from "../db/types.ts";
 import { fail } from "../errors.ts";
 import { sweepTenantBlobs } from "../files/service.ts";
 
-export type DeletionReason = "self_delete" | "admin_delete";
+/** `anonymous_idle`: an anonymous tenant unused for the app's auth.anonymousIdleDays (src/auth/anonymous.ts). */
+export type DeletionReason = "self_delete" | "admin_delete" | "anonymous_idle";
 
 /**
  * Deletes a tenant permanently. `tenant.deleting` runs first so other areas can remove what

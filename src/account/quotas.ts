@@ -6,6 +6,7 @@ import { effectiveEntitlements } from "../billing/effective.ts";
 /** Entitlement keys that override the app's default quotas (`true`: no cap, `false`: 0). */
 export const RECORDS_ENTITLEMENT = "records";
 export const STORAGE_ENTITLEMENT = "storage_bytes";
+export const FILE_COUNT_ENTITLEMENT = "file_count";
 
 function capOf(value: boolean | number | undefined, fallback: number | null): number | null {
   if (value === true) return null;
@@ -20,24 +21,27 @@ export async function storageQuota(core: Core, app: AppRow, tenantId: string): P
 }
 
 /**
- * Refuses a new record past the tenant's cap: its plan's `records`, else
- * `settings.quotas.records`. Checked before each create, so concurrent creates may pass the
- * cap by a few; it bounds what one tenant can store, it is not a billing meter.
+ * Refuses a new file past the tenant's cap on its number of files: its plan's `file_count`,
+ * else `settings.quotas.files`. Checked before each upload, like the record cap: concurrent
+ * uploads may pass it by a few.
  */
-export async function requireRecordQuota(core: Core, app: AppRow, tenantId: string): Promise<void> {
-  const cap = await recordCap(core, app, tenantId);
-  if (cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap) {
-    throw fail("limit_reached", `You have ${cap} records, the most your plan allows. Delete records or upgrade the plan.`);
+export async function requireFileCountQuota(core: Core, app: AppRow, tenantId: string): Promise<void> {
+  const entitlements = await effectiveEntitlements(core, app, tenantId);
+  const cap = capOf(entitlements[FILE_COUNT_ENTITLEMENT], app.settings.quotas.files);
+  if (cap !== null && (await core.db.files.count(app.id, tenantId)) >= cap) {
+    throw fail("limit_reached", `You have ${cap} files, the most your plan allows. Delete files or upgrade the plan.`);
   }
 }
 
-/** Whether the tenant holds as many records as its cap allows (a create would be refused). */
-export async function recordQuotaReached(core: Core, app: AppRow, tenantId: string): Promise<boolean> {
-  const cap = await recordCap(core, app, tenantId);
-  return cap !== null && (await core.db.stats.tenantRecords(app.id, tenantId)) >= cap;
-}
+/**
+ * The error of a create past the tenant's record cap. The store checks the count in the
+ * insert itself (QuotaReached); concurrent creates may pass the cap by a few: it bounds what
+ * one tenant can store, it is not a billing meter.
+ */
+export const recordLimitReached = (cap: number) =>
+  fail("limit_reached", `You have ${cap} records, the most your plan allows. Delete records or upgrade the plan.`);
 
-/** The tenant's record cap: its plan's `records`, else `settings.quotas.records`; null is none. */
+/** The tenant's cap on records: its plan's `records`, else `settings.quotas.records`; null is none. */
 export async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
   const entitlements = await effectiveEntitlements(core, app, tenantId);
   return capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records);

@@ -12,6 +12,8 @@ import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
 import { registerTenantAdminRoutes } from "./tenant-routes.ts";
 import { registerToolsAdminRoutes } from "./tools-routes.ts";
+import { auditRequest } from "../audit/http.ts";
+import { appChanges } from "../audit/actions.ts";
 
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
 export const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
@@ -55,6 +57,7 @@ export function registerAdminRoutes(router: Router, core: Core): void {
     const { developer } = await requireDeveloper(event, core);
     const body = await readJson(event, CreateAppBody, core.config.maxJsonBytes);
     const app = await createApp(core, { name: body.name, ownerId: developer.id, settings: body.settings });
+    await auditRequest(core, event, { appId: app.id, action: "app.created", details: { name: app.name } });
     event.res.status = 201;
     return { app: toPublicApp(app) };
   });
@@ -62,20 +65,28 @@ export function registerAdminRoutes(router: Router, core: Core): void {
   router.patch("/api/v1/admin/apps/:appId", async (event) => {
     const app = await ownApp(event);
     const body = await readJson(event, UpdateAppBody, core.config.maxJsonBytes);
-    return { app: toPublicApp(await updateApp(core, app, body)) };
+    const updated = await updateApp(core, app, body);
+    await auditRequest(core, event, { appId: app.id, action: "app.updated", details: appChanges(body) });
+    return { app: toPublicApp(updated) };
   });
   router.delete("/api/v1/admin/apps/:appId", async (event) => {
-    await deleteApp(core, await ownApp(event));
+    const app = await ownApp(event);
+    await deleteApp(core, app);
+    await auditRequest(core, event, { appId: app.id, action: "app.deleted", details: { name: app.name } });
     event.res.status = 204;
     return null;
   });
   router.post("/api/v1/admin/apps/:appId/secret-key", async (event) => {
     const app = await ownApp(event);
-    return { secretKey: await rotateSecretKey(core, app) };
+    const secretKey = await rotateSecretKey(core, app);
+    await auditRequest(core, event, { appId: app.id, action: "app.secret_key_rotated" });
+    return { secretKey };
   });
-  router.post("/api/v1/admin/apps/:appId/rotate-key", async (event) => ({
-    app: toPublicApp(await rotatePublishableKey(core, await ownApp(event))),
-  }));
+  router.post("/api/v1/admin/apps/:appId/rotate-key", async (event) => {
+    const app = await rotatePublishableKey(core, await ownApp(event));
+    await auditRequest(core, event, { appId: app.id, action: "app.publishable_key_rotated" });
+    return { app: toPublicApp(app) };
+  });
 
   router.get("/api/v1/admin/apps/:appId/tenants/:tenantId", async (event) => {
     const app = await ownApp(event);

@@ -14,8 +14,9 @@ import { deleteFile, requireOwnFile, toFileInfo } from "../files/service.ts";
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
 import type { AppRow, TenantRow } from "../db/types.ts";
+import { auditRequest } from "../audit/http.ts";
 
-const whole = (min: number, max: number, name: string) =>
+export const whole = (min: number, max: number, name: string) =>
   v.pipe(v.string(`${name} must appear once`), v.regex(/^\d{1,16}$/, `${name} must be a whole number`), v.transform(Number), v.minValue(min, `${name} must be at least ${min}`), v.maxValue(max, `${name} must be at most ${max}`));
 const isoDate = (name: string) =>
   v.pipe(v.string(`${name} must appear once`), v.check((s) => !Number.isNaN(Date.parse(s)), `${name} must be a date like 2026-01-31 or an ISO 8601 time`), v.transform((s) => Date.parse(s)));
@@ -111,8 +112,10 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
   });
 
   router.post(`${base}/:tenantId/sessions/end`, async (event) => {
-    const { tenant } = await tenantOf(event);
-    return { ended: await core.db.sessions.endAllForTenant(tenant.id, core.clock(), "admin") };
+    const { app, tenant } = await tenantOf(event);
+    const ended = await core.db.sessions.endAllForTenant(tenant.id, core.clock(), "admin");
+    await auditRequest(core, event, { appId: app.id, action: "tenant.sessions_ended", tenantId: tenant.id, details: { count: ended } });
+    return { ended };
   });
 
   router.get(`${base}/:tenantId/records/:collection`, async (event) => {
@@ -140,6 +143,7 @@ export function registerTenantAdminRoutes(router: Router, core: Core): void {
   router.delete(`${base}/:tenantId/files/:fileId`, async (event) => {
     const { app, tenant } = await tenantOf(event);
     await deleteFile(core, app, tenant.id, getRouterParam(event, "fileId") ?? "");
+    await auditRequest(core, event, { appId: app.id, action: "tenant.file_deleted", tenantId: tenant.id, target: getRouterParam(event, "fileId") });
     event.res.status = 204;
     return null;
   });

@@ -1,10 +1,14 @@
 import * as v from "valibot";
 import { QuotasSchema } from "../account/quotas-schema.ts";
+import { MFA_AUTH_SETTINGS } from "../auth/mfa/settings-schema.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
+import { SIGN_IN_SETTINGS } from "../auth/sign-in-settings.ts";
 
 export const OAUTH_PROVIDERS = ["google", "github", "apple", "microsoft", "facebook", "discord", "twitter"] as const;
-export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
+/** The built-in providers and `oidc`: any OpenID Connect issuer the app names. */
+export const SIGN_IN_PROVIDERS = [...OAUTH_PROVIDERS, "oidc"] as const;
+export type OAuthProviderName = (typeof SIGN_IN_PROVIDERS)[number];
 
 export const COLLECTION_NAME = /^[A-Za-z0-9]{1,64}$/;
 /** A field inside a record's `data`: dotted path of identifier-like segments. */
@@ -34,6 +38,10 @@ const OAuthProviderSettings = v.strictObject({
   privateKey: v.optional(secret),
   /** Replaces the scopes tenantd asks for (docs/oauth.md lists the defaults). */
   scopes: v.optional(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(200)))),
+  /** oidc: the issuer, whose /.well-known/openid-configuration is read. */
+  issuer: v.optional(v.pipe(v.string(), v.url(), v.check((s) => s.startsWith("https://"), "must be an https URL"))),
+  /** oidc: when its emails count as verified: on the id token's email_verified claim (default), always, or never. */
+  trustEmail: v.optional(v.picklist(["claim", "always", "never"])),
 });
 
 /** Every per-app setting, with its default. Areas read their own section. */
@@ -74,7 +82,7 @@ export const AppSettingsSchema = v.strictObject({
   oauth: v.optional(
     v.strictObject({
       redirectUrls: v.optional(v.array(httpUrl), []),
-      providers: v.optional(v.record(v.picklist(OAUTH_PROVIDERS), OAuthProviderSettings), {}),
+      providers: v.optional(v.record(v.picklist(SIGN_IN_PROVIDERS), OAuthProviderSettings), {}),
     }),
     {},
   ),
@@ -89,6 +97,16 @@ export const AppSettingsSchema = v.strictObject({
   ),
   invites: v.optional(v.strictObject({ defaultQuota: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 5) }), {}),
   quotas: v.optional(QuotasSchema, {}),
+  auth: v.optional(v.strictObject({ ...MFA_AUTH_SETTINGS, ...SIGN_IN_SETTINGS }), {}),
+  audit: v.optional(
+    v.strictObject({
+      /** Entries older than this are dropped by the hourly housekeeping (docs/audit.md). */
+      retentionDays: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(36500)), 365),
+      /** Sends each entry as an `audit.entry` webhook event. */
+      webhook: v.optional(v.boolean(), false),
+    }),
+    {},
+  ),
 });
 
 export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;

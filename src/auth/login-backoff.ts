@@ -129,12 +129,13 @@ async function secondsToWait(store: BackoffStore, clock: Clock, attempt: SignInA
  * that signed in within 30 days is never held back by others' failures. A success clears the
  * account's count and the client's own, and remembers the device. Off with `rateLimit: false`.
  */
-export async function withLoginBackoff<T>(core: Core, attempt: SignInAttempt, check: () => Promise<T>): Promise<T> {
+export async function withLoginBackoff<T>(core: Core, attempt: SignInAttempt, check: () => Promise<T>, tooMany?: (wait: number) => string): Promise<T> {
   if (!core.config.rateLimit) return check();
   const store = storeOf(core);
   const wait = await secondsToWait(store, core.clock, attempt);
   if (wait !== null) {
-    throw fail("rate_limited", `Too many wrong passwords for this account. Try again in ${wait} seconds, or reset the password.`, { "retry-after": String(wait) });
+    const message = tooMany?.(wait) ?? `Too many wrong passwords for this account. Try again in ${wait} seconds, or reset the password.`;
+    throw fail("rate_limited", message, { "retry-after": String(wait) });
   }
   let result: T;
   try {
@@ -144,6 +145,7 @@ export async function withLoginBackoff<T>(core: Core, attempt: SignInAttempt, ch
     if (code === "invalid_credentials") {
       const now = core.clock();
       await store.failed([oneClient(attempt), allClients(attempt.account)], now, now - BACKOFF_MAX_MS * 2);
+      if ((await store.failures(oneClient(attempt)))?.count === CLIENT_FREE_FAILURES) await core.hooks.emit("signIn.backoffStarted", { ...attempt, failures: CLIENT_FREE_FAILURES });
     }
     throw e;
   }

@@ -9,6 +9,7 @@ import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import { verifyEmail } from "./verify-email.ts";
 import { resetPassword } from "./password-reset.ts";
 import { escapeHtml } from "../tools/html.ts";
+import { auditTenant } from "../audit/http.ts";
 
 const FORM_LIMIT = 4096;
 
@@ -72,7 +73,7 @@ export function registerAuthPages(router: Router, core: Core): void {
     const form = await readForm(event);
     const app = await appFrom(core, form.get("app"));
     await enforceRateLimit(event, core, "verify-email");
-    const error = await outcome(() => verifyEmail(core, app, form.get("token") ?? ""));
+    const error = await outcome(async () => void (await auditTenant(core, event, app.id, "tenant.email_verified", await verifyEmail(core, app, form.get("token") ?? ""))));
     return page(event, error ? "Email not confirmed" : "Email confirmed", `<p>${escapeHtml(error ?? "Thank you: your email address is confirmed. You can close this page.")}</p>`);
   });
 
@@ -88,7 +89,7 @@ ${button("Set password")}</form>`);
     const form = await readForm(event);
     const app = await appFrom(core, form.get("app"));
     await enforceRateLimit(event, core, "reset-password");
-    const error = await outcome(() => resetPassword(core, app, form.get("token") ?? "", form.get("password") ?? ""));
+    const error = await outcome(async () => void (await auditTenant(core, event, app.id, "tenant.password_reset", await resetPassword(core, app, form.get("token") ?? "", form.get("password") ?? ""))));
     return page(event, error ? "Password not changed" : "Password changed",
       `<p>${escapeHtml(error ?? "Your password is changed and every device was signed out. Sign in again with the new password.")}</p>`);
   });

@@ -29,7 +29,7 @@ export async function requestPasswordReset(
 }
 
 /** The password rule of sign-up, here too whoever calls (the JSON API, the HTML form of the email link). */
-function requireNewPassword(password: string): void {
+export function requireNewPassword(password: string): void {
   const checked = v.safeParse(PasswordSchema, password);
   if (!checked.success) {
     throw fail("invalid_request", `${checked.issues[0].message}. A new password is 8 to 256 characters and not one of the most common passwords.`);
@@ -40,7 +40,7 @@ function requireNewPassword(password: string): void {
  * Sets a new password with a reset token; every session of the tenant ends, and so does any
  * sign-in backoff on the account: whoever was guessing, the password they guessed at is gone.
  */
-export async function resetPassword(core: Core, app: AppRow, token: string, password: string): Promise<void> {
+export async function resetPassword(core: Core, app: AppRow, token: string, password: string): Promise<string> {
   requireNewPassword(password);
   const hash = hashToken(token);
   // Refuse a bad token before spending argon2 on it; the final check is atomic with the update.
@@ -49,4 +49,5 @@ export async function resetPassword(core: Core, app: AppRow, token: string, pass
   const tenantId = requireConsumed(await core.db.emailTokens.resetPassword(hash, app.id, passwordHash, core.clock()), "reset");
   const tenant = await core.db.tenants.findById(app.id, tenantId);
   if (tenant) await clearLoginBackoff(core, accountKey("tenant", tenant.email, app.id));
+  return tenantId;
 }

@@ -10,7 +10,7 @@ import { enforceRateLimit } from "../http/rate-limit.ts";
 import { fail } from "../errors.ts";
 import { EmailSchema, PasswordSchema } from "../admin/developers.ts";
 import { login, signup, SignupBody, toLocale } from "./signup.ts";
-import { refreshSession, startSession, tokenPairJson } from "./sessions.ts";
+import { refreshSession, tokenPairJson } from "./sessions.ts";
 import { toPublicTenant } from "./tenant-view.ts";
 import { resendVerification, verifyEmail } from "./verify-email.ts";
 import { requireTenantRef } from "./tenant-ref.ts";
@@ -19,6 +19,13 @@ import { introspect, introspectionJson } from "./introspect.ts";
 import { quiet, requestIdOf } from "../http/lifecycle.ts";
 import { singleHeader } from "../http/request-headers.ts";
 import { registerAuthPages } from "./pages.ts";
+import { finishSignIn, signInReply } from "./sign-in-finish.ts";
+import { registerMfaRoutes } from "./mfa/routes.ts";
+import { registerPasskeyRoutes } from "./passkeys/routes.ts";
+import { registerSigningKeyRoutes } from "./signing-key-routes.ts";
+import { registerEmailSignInRoutes } from "./email-code/routes.ts";
+import { registerAnonymousRoutes } from "./anonymous-routes.ts";
+import { asTenant, auditRequest, auditTenant } from "../audit/http.ts";
 
 const token = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.pipe(v.string(), v.maxLength(256)) });
@@ -41,6 +48,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     noStore(event);
     await enforceRateLimit(event, core, "signup", { appId: app.id, email: body.email });
     const { tenant, ...tokens } = await signup(core, app, body);
+    await auditRequest(core, event, { appId: app.id, action: "tenant.signed_up", tenantId: tenant.id, actor: asTenant(tenant.id), details: { method: "password" } });
     event.res.status = 201;
     return { tenant: toPublicTenant(tenant), ...tokens };
   });
@@ -51,7 +59,9 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     noStore(event);
     await enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
     const tenant = await login(core, app, body.email, body.password, clientIp(event, core));
-    return { tenant: toPublicTenant(tenant), ...(await startSession(core, tenant)) };
+    const outcome = await finishSignIn(core, app, tenant, "password");
+    if (outcome.tokens) await auditRequest(core, event, { appId: app.id, action: "tenant.signed_in", tenantId: tenant.id, actor: asTenant(tenant.id), details: { method: "password" } });
+    return signInReply(outcome);
   });
 
   // Quiet: its one line of its own, a reuse warning, is handed the request id.
@@ -70,6 +80,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const auth = await requireTenant(event, core);
     await readJson(event, LogoutBody, limit);
     await core.db.sessions.end(auth.sessionId, core.clock(), "logout");
+    await auditTenant(core, event, auth.app.id, "tenant.signed_out", auth.tenantId);
     event.res.status = 204;
     return null;
   });
@@ -88,7 +99,8 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, TokenBody, limit);
     await enforceRateLimit(event, core, "verify-email");
-    await verifyEmail(core, app, body.token);
+    const tenantId = await verifyEmail(core, app, body.token);
+    await auditTenant(core, event, app.id, "tenant.email_verified", tenantId);
     return { ok: true };
   });
 
@@ -130,7 +142,8 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireApp(event, core);
     const body = await readJson(event, ResetBody, limit);
     await enforceRateLimit(event, core, "reset-password");
-    await resetPassword(core, app, body.token, body.password);
+    const tenantId = await resetPassword(core, app, body.token, body.password);
+    await auditTenant(core, event, app.id, "tenant.password_reset", tenantId);
     return { ok: true };
   });
 
@@ -155,8 +168,14 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
     const tenant = await requireTenantRef(core, app, decodeURIComponent(getRouterParam(event, "tenantId") ?? ""));
     const { sentBy, expiresAt } = await resendVerification(core, app, tenant);
+    await auditRequest(core, event, { appId: app.id, action: "tenant.verification_resent", tenantId: tenant.id });
     return { ok: true, sentBy, expiresAt: new Date(expiresAt).toISOString() };
   });
 
   registerAuthPages(router, core);
+  registerMfaRoutes(router, core);
+  registerPasskeyRoutes(router, core);
+  registerSigningKeyRoutes(router, core);
+  registerEmailSignInRoutes(router, core);
+  registerAnonymousRoutes(router, core);
 }

@@ -5,6 +5,7 @@ import type { Core } from "../core.ts";
 import type { AppRow, NewSession, TenantRow } from "../db/types.ts";
 import { ACCESS_TOKEN_TTL_SECONDS } from "./access-token.ts";
 import { jsonString } from "../tools/json-string.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 
 export const REFRESH_TTL_SECONDS = 90 * 24 * 3600;
 /** Default for `refreshReuseGraceSeconds`: long enough for tabs refreshing at once, short for a thief. */
@@ -17,25 +18,22 @@ export interface TokenPair {
   refreshExpiresIn: number;
 }
 
-export function newSession(now: number): { session: NewSession; refreshToken: string } {
+export function newSession(now: number, authMethods?: string): { session: NewSession; refreshToken: string } {
   const refreshToken = newToken("rt");
   return {
     refreshToken,
-    session: { id: newId("ses"), refreshHash: hashToken(refreshToken), createdAt: now, expiresAt: now + REFRESH_TTL_SECONDS * 1000 },
+    session: { id: newId("ses"), refreshHash: hashToken(refreshToken), createdAt: now, expiresAt: now + REFRESH_TTL_SECONDS * 1000, authMethods },
   };
 }
 
-export function issueAccessToken(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string): string {
-  return core.accessTokens.issue({ sub: tenant.id, app: tenant.appId, sid: sessionId, pid: tenant.parentTenantId }, core.clock()).token;
-}
-
-export function tokenPair(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string, refreshToken: string): TokenPair {
-  return {
-    accessToken: issueAccessToken(core, tenant, sessionId),
+/** Signed with the app's current key: at once when this process holds it (src/awaitable.ts). */
+export function tokenPair(core: Core, tenant: Pick<TenantRow, "id" | "appId" | "parentTenantId">, sessionId: string, refreshToken: string): Awaitable<TokenPair> {
+  return andThen(core.signingKeys.signer(tenant.appId), (signer) => ({
+    accessToken: core.accessTokens.issue({ sub: tenant.id, app: tenant.appId, sid: sessionId, pid: tenant.parentTenantId }, core.clock(), signer).token,
     refreshToken,
     expiresIn: ACCESS_TOKEN_TTL_SECONDS,
     refreshExpiresIn: REFRESH_TTL_SECONDS,
-  };
+  }));
 }
 
 /**
@@ -48,9 +46,12 @@ export function tokenPairJson(pair: TokenPair): string {
   return `{"accessToken":"${pair.accessToken}","refreshToken":${jsonString(pair.refreshToken)},"expiresIn":${pair.expiresIn},"refreshExpiresIn":${pair.refreshExpiresIn}}`;
 }
 
-/** Starts a new session for an existing tenant (login, social login, family join). */
-export async function startSession(core: Core, tenant: TenantRow): Promise<TokenPair> {
-  const { session, refreshToken } = newSession(core.clock());
+/**
+ * Starts a new session for an existing tenant (family join; sign-ins go through
+ * sign-in-finish.ts). `authMethods` says how it signed in ("password+totp"), for step-up.
+ */
+export async function startSession(core: Core, tenant: TenantRow, authMethods?: string): Promise<TokenPair> {
+  const { session, refreshToken } = newSession(core.clock(), authMethods);
   await core.db.sessions.create(tenant.id, tenant.appId, session);
   return tokenPair(core, tenant, session.id, refreshToken);
 }

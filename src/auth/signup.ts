@@ -57,7 +57,7 @@ export async function signup(core: Core, app: AppRow, input: SignupInput, only?:
     throw e;
   }
   await core.hooks.emit("tenant.created", { app, tenant, inviteToken: input.inviteToken, sendEmail: input.sendEmail !== false && app.settings.email.sendEmail });
-  return { tenant, ...tokenPair(core, tenant, session.id, refreshToken) };
+  return { tenant, ...(await tokenPair(core, tenant, session.id, refreshToken)) };
 }
 
 /**

@@ -7,8 +7,8 @@ import { issueEmailToken, requireConsumed } from "./email-tokens.ts";
 import { toLocale } from "./signup.ts";
 
 /** Uses a verification token: the tenant's email is verified from now on. */
-export async function verifyEmail(core: Core, app: AppRow, token: string): Promise<void> {
-  requireConsumed(await core.db.emailTokens.verifyEmail(hashToken(token), app.id, core.clock()), "verify");
+export async function verifyEmail(core: Core, app: AppRow, token: string): Promise<string> {
+  return requireConsumed(await core.db.emailTokens.verifyEmail(hashToken(token), app.id, core.clock()), "verify");
 }
 
 /** Issues a verification token and queues the email; used at signup and on resend. */

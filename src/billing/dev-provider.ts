@@ -94,6 +94,7 @@ export async function completeCheckout(core: Core, token: string, action: string
     cancelAtPeriodEnd: false,
     now,
   });
+  await core.hooks.emit("billing.subscriptionChanged", { app, tenantId: session.tenantId, planId: plan.id, status: "active", provider: "dev" });
   return session.successUrl;
 }
 

@@ -12,6 +12,7 @@ import { idempotencyKeyOf, idempotentWrite } from "../data/idempotency.ts";
 import type { Awaitable } from "../awaitable.ts";
 import { handleStripeWebhook } from "./stripe-webhook.ts";
 import { registerBillingDevRoutes } from "./dev-routes.ts";
+import { requireRecentAuth } from "../auth/step-up.ts";
 import { registerBillingAdminRoutes } from "./admin-routes.ts";
 
 /** HTTP routes of the billing area: the spec's tenant endpoints, Stripe's webhook, dev pages, admin. */
@@ -27,8 +28,10 @@ export function registerBillingRoutes(router: Router, core: Core): void {
     return startCheckout(core, app, tenantId, await readJson(event, CheckoutBody, core.config.maxJsonBytes));
   });
   router.post("/api/v1/billing/portal", async (event) => {
-    const { app, tenantId } = await requireTenant(event, core);
+    const auth = await requireTenant(event, core);
+    const { app, tenantId } = auth;
     const body = await readJson(event, PortalBody, core.config.maxJsonBytes);
+    await requireRecentAuth(core, auth, "The billing portal");
     return openPortal(core, app, tenantId, body.returnUrl);
   });
   router.get("/api/v1/billing/subscription", async (event) => {

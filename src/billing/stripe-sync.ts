@@ -120,6 +120,7 @@ async function storeStripeSubscription(core: Core, app: AppRow, sub: Stripe.Subs
     cancelAtPeriodEnd: sub.status !== "canceled" && (sub.cancel_at_period_end || sub.cancel_at !== null),
     now,
   });
+  await core.hooks.emit("billing.subscriptionChanged", { app, tenantId, planId: plan.id, status: toStatus(sub.status), provider: "stripe" });
 }
 
 /** The plan named in the subscription's metadata (set at checkout), else the one linked to its price. */

@@ -5,6 +5,7 @@ import { fail } from "../errors.ts";
 import { andThen, type Awaitable } from "../awaitable.ts";
 import { effectiveEntitlement, effectiveEntitlements, type Entitlements } from "./effective.ts";
 import { periodStart, type UsagePeriod } from "./periods.ts";
+import { MAX_USAGE_KEYS } from "../db/shared.ts";
 
 /** Feature keys: 1-64 letters, digits, `_`, `.`, `:` or `-` (the same shape as entitlement keys). */
 export const FEATURE_KEY = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -59,6 +60,11 @@ export function incrementUsage(core: Core, app: AppRow, tenantId: string, featur
 
 async function refuse(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }, start: number, limit: number | null): Promise<never> {
   const current = await core.db.billing.usage(app.id, tenantId, featureKey, input.period, start);
+  const when = input.period === "monthly" ? "month" : "day";
+  // No counter and room under the limit: the tenant has as many counters as it may.
+  if (current === 0 && (limit === null || input.by <= limit)) {
+    throw fail("limit_reached", `You have ${MAX_USAGE_KEYS} usage counters this ${when} (UTC), the most a tenant may have: ${featureKey} is not counted. Use fewer feature keys.`);
+  }
   throw fail("limit_reached", `Usage limit reached for ${featureKey}: ${current} of ${limit} used this ${input.period === "monthly" ? "month" : "day"} (UTC); adding ${input.by} would pass it.`);
 }
 

@@ -112,6 +112,24 @@ export default defineCommand({
           print(args.json, { secretKey }, () => `secret key (shown once, keep it on your server): ${secretKey}`);
         }),
     }),
+    "signing-keys": defineCommand({
+      meta: { name: "signing-keys", description: "List the app's access-token signing keys (its JWKS: /api/v1/apps/<id>/.well-known/jwks.json)" },
+      args: { ...dataDirArg, ...jsonArg, ...refArg },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const keys = await createAdminApi(core).listSigningKeys(args.app);
+          print(args.json, { keys }, () => keys.map((k) => `${k.kid}  ${k.current ? "current" : `retired ${k.retiredAt}, verifies until ${k.verifiesUntil}`}  created ${k.createdAt}`).join("\n"));
+        }),
+    }),
+    "rotate-signing-key": defineCommand({
+      meta: { name: "rotate-signing-key", description: "Sign access tokens with a new key; the old one keeps verifying until its tokens have expired" },
+      args: { ...dataDirArg, ...jsonArg, ...refArg },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const r = await createAdminApi(core).rotateSigningKey(args.app);
+          print(args.json, r, () => `new signing key: ${r.kid}` + (r.previousKid ? `\nprevious key ${r.previousKid} verifies until ${r.previousVerifiesUntil}` : ""));
+        }),
+    }),
     delete: defineCommand({
       meta: { name: "delete", description: "Delete an app and everything in it (tenants, records, files)" },
       args: { ...dataDirArg, ...refArg, yes: { type: "boolean", description: "Confirm the deletion", default: false } },

@@ -2,7 +2,8 @@ import { defineCommand } from "citty";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createBackup } from "../backup/archive.ts";
-import { asCliError, CliError, dataDirArg, exitWith, jsonArg, print } from "./shared.ts";
+import { asCliError, CliError, dataDirArg, exitWith, jsonArg, openCore, print } from "./shared.ts";
+import { auditEveryApp } from "../audit/actions.ts";
 
 export default defineCommand({
   meta: { name: "backup", description: "Write a consistent snapshot of the data directory (database and file blobs) into one .tar.gz, also while the server runs" },
@@ -25,6 +26,9 @@ export default defineCommand({
         log(`backup: created the directory ${dirname(target)}`);
       }
       const result = await createBackup(dataDir, target, { includeSecretKey: args["include-secret-key"], progress: log });
+      // After the snapshot: the entry says a backup exists, so it is not in that backup itself.
+      const core = await openCore({ "data-dir": dataDir });
+      await auditEveryApp(core, "backup.created", { file: result.file, bytes: result.bytes, secretKeyIncluded: result.secretKey }).finally(() => core.close());
       if (result.secretKey) {
         log("warning: this archive holds the server key. With it, anyone can read the stored secrets (webhook signing secrets, OAuth client secrets, Stripe keys) and sign tenant access tokens: keep the archive as safe as the server.");
       } else {

@@ -23,6 +23,7 @@ export const main = defineCommand({
     backup: () => import("./backup.ts").then((m) => m.default),
     restore: () => import("./restore.ts").then((m) => m.default),
     store: () => import("./store.ts").then((m) => m.default),
+    audit: () => import("./audit.ts").then((m) => m.default),
   },
 });
 

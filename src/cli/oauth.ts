@@ -12,6 +12,7 @@ const describe = (p: ProviderSummary) =>
     p.clientId ? `  client id:     ${p.clientId}` : null,
     p.provider === "apple" ? `  team id:       ${p.teamId ?? "(not set)"}\n  key id:        ${p.keyId ?? "(not set)"}\n  private key:   ${p.privateKeySet ? "[encrypted]" : "(not set)"}` : `  client secret: ${p.clientSecretSet ? "[encrypted]" : "(not set)"}`,
     p.tenant ? `  tenant:        ${p.tenant}` : null,
+    p.provider === "oidc" ? `  issuer:        ${p.issuer ?? "(not set)"}\n  trust email:   ${p.trustEmail}` : null,
     `  scopes:        ${p.scopes.join(" ")}`,
     `  callback URL:  ${p.callbackUrl}  (register this at the provider)`,
   ]
@@ -27,7 +28,7 @@ export default defineCommand({
         ...dataDirArg,
         ...jsonArg,
         ...appArg,
-        provider: { type: "string", description: "google, github, apple, microsoft, facebook, discord or twitter", required: true },
+        provider: { type: "string", description: "google, github, apple, microsoft, facebook, discord, twitter, or oidc (any OpenID Connect issuer)", required: true },
         "client-id": { type: "string", description: "OAuth client id (Apple: the Services ID)" },
         "client-secret": { type: "string", description: 'OAuth client secret; "-" reads it from stdin without echo' },
         tenant: { type: "string", description: "Microsoft Entra tenant: common, organizations, consumers or a tenant id" },
@@ -35,6 +36,8 @@ export default defineCommand({
         "key-id": { type: "string", description: "Apple key id" },
         "private-key-file": { type: "string", description: "Apple private key (.p8, PKCS#8 PEM) file", valueHint: "path" },
         scopes: { type: "string", description: "Comma-separated scopes replacing the defaults" },
+        issuer: { type: "string", description: "oidc: the issuer URL (https), whose /.well-known/openid-configuration is read", valueHint: "url" },
+        "trust-email": { type: "string", description: "oidc: when its emails count as verified: claim (the id token's email_verified, default), always or never" },
         enable: { type: "boolean", description: "Enable the provider (default when first set up)" },
         disable: { type: "boolean", description: "Disable the provider, keeping its settings" },
       },
@@ -54,6 +57,8 @@ export default defineCommand({
             keyId: args["key-id"],
             privateKey,
             scopes: commaList(args.scopes),
+            issuer: args.issuer,
+            trustEmail: args["trust-email"] as "claim" | "always" | "never" | undefined,
           });
           print(args.json, { provider: summary }, () => describe(summary!));
         }),

@@ -9,6 +9,7 @@ const tenant = defineCommand({
     show: () => import("./tenant-find.ts").then((m) => m.show),
     delete: () => import("./tenant-delete.ts").then((m) => m.default),
     "resend-verification": () => import("./tenant-verify.ts").then((m) => m.default),
+    export: () => import("./tenant-export.ts").then((m) => m.default),
   },
 });
 

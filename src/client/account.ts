@@ -1,11 +1,20 @@
 import type { Core } from "./core.ts";
-import type { Session, FamilyConsumed, FamilyInviteCreated, FamilyInviteList, FamilyInviteRevoked, FamilyMembers, FamilyReplaced, InviteQuota, InviteTokenCreated, InviteTokenList } from "./types.ts";
+import type { ActivityPage, Session, FamilyConsumed, FamilyInviteCreated, FamilyInviteList, FamilyInviteRevoked, FamilyMembers, FamilyReplaced, InviteQuota, InviteTokenCreated, InviteTokenList } from "./types.ts";
 
 const tenant = { auth: "tenant" } as const;
 
-/** Deleting the account (everything the tenant owns); the client signs out afterwards. */
+/** The account itself: its security activity, a download of everything it owns, deleting it. */
 export function accountApi(core: Core) {
   return {
+    /** The tenant's own security events, newest first; pass `nextCursor` back for older ones. */
+    activity: (opts: { limit?: number; cursor?: string } = {}): Promise<ActivityPage> =>
+      core.request("GET", "/api/v1/account/activity", { ...tenant, query: { limit: opts.limit, cursor: opts.cursor } }),
+    /**
+     * Everything the tenant owns as a ZIP (account, billing, records as JSONL, files), as the
+     * server's reply: stream `response.body`, or `await response.blob()` for a download link.
+     */
+    export: (): Promise<Response> => core.request("GET", "/api/v1/account/export", { ...tenant, raw: true }),
+    /** Deletes the account and everything it owns; the client signs out afterwards. */
     async delete(): Promise<void> {
       await core.request("POST", "/api/v1/tenants/me/delete", tenant);
       await core.setSession(null, "SIGNED_OUT");

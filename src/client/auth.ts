@@ -1,5 +1,5 @@
 import type { AuthListener, Core } from "./core.ts";
-import type { AuthReply, Introspection, LinkedProvider, Session, Tenant } from "./types.ts";
+import type { AuthReply, Introspection, LinkedProvider, MfaChallenge, Session, Tenant } from "./types.ts";
 
 export interface SignUpInput {
   email: string;
@@ -9,18 +9,28 @@ export interface SignUpInput {
   inviteToken?: string;
 }
 
+/** Keeps the session of a sign-in reply; resolves to its tenant. */
+export async function keepSession(core: Core, reply: AuthReply): Promise<Tenant> {
+  const session: Session = { accessToken: reply.accessToken, refreshToken: reply.refreshToken, tenant: reply.tenant };
+  await core.setSession(session, "SIGNED_IN");
+  return reply.tenant;
+}
+
 /** Sign-up, sign-in, the session, and the email flows. */
 export function authApi(core: Core) {
   const { request } = core;
-  const signedIn = async (reply: AuthReply) => {
-    const session: Session = { accessToken: reply.accessToken, refreshToken: reply.refreshToken, tenant: reply.tenant };
-    await core.setSession(session, "SIGNED_IN");
-    return reply.tenant;
-  };
+  const signedIn = (reply: AuthReply) => keepSession(core, reply);
   return {
     /** Creates the account and signs in; resolves to the new tenant. */
     signUp: async (input: SignUpInput): Promise<Tenant> => signedIn(await request<AuthReply>("POST", "/api/v1/auth/signup", { auth: "key", body: input })),
-    signIn: async (input: { email: string; password: string }): Promise<Tenant> => signedIn(await request<AuthReply>("POST", "/api/v1/auth/login", { auth: "key", body: input })),
+    /**
+     * Signs in; resolves to the tenant, or, when a second factor is due, to the MFA step
+     * (`mfaRequired: true`): answer it with `verifyMfa`.
+     */
+    async signIn(input: { email: string; password: string }): Promise<Tenant | MfaChallenge> {
+      const reply = await request<AuthReply | MfaChallenge>("POST", "/api/v1/auth/login", { auth: "key", body: input });
+      return "mfaRequired" in reply ? reply : signedIn(reply);
+    },
     /** Ends the session on the server (when it can be reached) and forgets it here in any case. */
     async signOut(): Promise<void> {
       const session = await core.getSession();

@@ -2,6 +2,7 @@ import { TenantdError } from "./errors.ts";
 import { defaultLocks, withStorageLock, type LockManagerLike } from "./lock.ts";
 import { localStorageAdapter, memoryStorage, type ClientStorage } from "./storage.ts";
 import type { Session, TokenPair } from "./types.ts";
+import type { CredentialsContainerLike } from "./mfa.ts";
 
 export interface ClientOptions {
   /** tenantd's base URL, e.g. https://api.example.com */
@@ -24,6 +25,8 @@ export interface ClientOptions {
    * Default: `sessionStorage` (this tab only) where it exists, else memory. Synchronous.
    */
   flowStorage?: FlowStorage;
+  /** What creates and uses passkeys. Default: `navigator.credentials`. */
+  credentials?: CredentialsContainerLike;
 }
 
 /** A synchronous key-value store, as `sessionStorage` is. */
@@ -56,6 +59,8 @@ export interface RequestOptions {
   form?: FormData;
   query?: Record<string, string | number | undefined>;
   headers?: Record<string, string>;
+  /** Resolve to the reply itself (a download), not its JSON; an error reply still throws. */
+  raw?: boolean;
 }
 
 export type Core = ReturnType<typeof createCore>;
@@ -148,8 +153,9 @@ export function createCore(options: ClientOptions) {
       : new TenantdError(res.status, "unexpected_response", `tenantd answered HTTP ${res.status} without an error body (a proxy in between?).`);
   }
 
-  async function read<T>(res: Response): Promise<T> {
+  async function read<T>(res: Response, raw = false): Promise<T> {
     if (!res.ok) throw await errorOf(res);
+    if (raw) return res as T;
     if (res.status === 204) return undefined as T;
     return (await res.json()) as T;
   }
@@ -200,7 +206,7 @@ export function createCore(options: ClientOptions) {
       const next = await refresh(session.accessToken);
       res = await send(method, path, o, next.accessToken);
     }
-    return read<T>(res);
+    return read<T>(res, o.raw);
   }
 
   return {

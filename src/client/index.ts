@@ -4,7 +4,9 @@
  */
 import { createCore, type ClientOptions } from "./core.ts";
 import { authApi } from "./auth.ts";
+import { mfaApi } from "./mfa.ts";
 import { oauthApi } from "./oauth.ts";
+import { signInApi } from "./sign-in.ts";
 import { batch, collectionApi, readShared } from "./data.ts";
 import { filesApi } from "./files.ts";
 import { billingApi } from "./billing.ts";
@@ -16,6 +18,7 @@ export { memoryStorage, localStorageAdapter, type ClientStorage } from "./storag
 export type { LockManagerLike } from "./lock.ts";
 export type { ClientOptions, AuthEvent, AuthListener, FlowStorage } from "./core.ts";
 export type { SignUpInput } from "./auth.ts";
+export type { CredentialsContainerLike, SecondFactor } from "./mfa.ts";
 export type { OAuthProvider, OAuthResult, RedirectLocation, HistoryLike } from "./oauth.ts";
 export type { Uploadable } from "./files.ts";
 export type { UsagePeriod } from "./billing.ts";
@@ -28,7 +31,7 @@ export type Collection<T extends object = JsonObject> = ReturnType<typeof collec
 export function createClient(options: ClientOptions) {
   const core = createCore(options);
   return {
-    auth: authApi(core),
+    auth: { ...authApi(core), ...mfaApi(core, options.credentials), ...signInApi(core) },
     ...oauthApi(core),
     /** A collection of the tenant's records; `T` types each record's `data` (and the filters). */
     collection: <T extends object = JsonObject>(name: string) => collectionApi<T>(core, name),

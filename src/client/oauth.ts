@@ -1,14 +1,19 @@
 import type { Core } from "./core.ts";
 import type { Session } from "./types.ts";
 
-export type OAuthProvider = "google" | "github" | "apple" | "microsoft" | "facebook" | "discord" | "twitter";
+/** The built-in providers, and `oidc`: the app's own OpenID Connect issuer. */
+export type OAuthProvider = "google" | "github" | "apple" | "microsoft" | "facebook" | "discord" | "twitter" | "oidc";
 
 /**
  * The return trip's outcome. Besides the server's error codes: `invalid_state` when the
  * fragment does not come from a sign-in this tab started (a crafted link), and
  * `other_tenant_signed_in` when another account is signed in here (sign out first).
  */
-export type OAuthResult = { status: "success"; session: Session } | { status: "error"; error: string };
+export type OAuthResult =
+  | { status: "success"; session: Session }
+  | { status: "error"; error: string }
+  /** The account has two-factor authentication: answer the ticket with `auth.verifyMfa`. */
+  | { status: "mfa_required"; mfaTicket: string; methods: string[] };
 
 /** Where the app finds the fragment, and the history whose entry is cleaned. */
 export interface RedirectLocation {
@@ -44,11 +49,13 @@ export function oauthApi(core: Core) {
      * The URL that starts social login; navigate the browser (or a popup) to it. Keeps a
      * random state in `flowStorage` (this tab's sessionStorage) that the return must carry.
      */
-    oauthUrl(provider: OAuthProvider, opts: { redirect: string; inviteToken?: string }): string {
+    oauthUrl(provider: OAuthProvider, opts: { redirect: string; inviteToken?: string; upgradeToken?: string }): string {
       const state = newState();
       core.flowStorage.setItem(stateKey, state);
       const q = new URLSearchParams({ appId: core.options.appId, redirect: opts.redirect });
       if (opts.inviteToken) q.set("inviteToken", opts.inviteToken);
+      // From auth.anonymousUpgradeToken(): the provider account joins this anonymous tenant.
+      if (opts.upgradeToken) q.set("upgradeToken", opts.upgradeToken);
       q.set("state", state);
       return `${core.base}/api/v1/auth/oauth/${encodeURIComponent(provider)}?${q}`;
     },
@@ -76,6 +83,11 @@ export function oauthApi(core: Core) {
       core.flowStorage.removeItem(stateKey);
       const accessToken = fragment.get("service_access_token");
       const refreshToken = fragment.get("service_refresh_token");
+      const mfaTicket = fragment.get("service_mfa_ticket");
+      if (outcome === "mfa_required" && mfaTicket) {
+        if (!expected || fragment.get("service_state") !== expected) return { status: "error", error: "invalid_state" };
+        return { status: "mfa_required", mfaTicket, methods: (fragment.get("service_mfa_methods") ?? "").split(",").filter(Boolean) };
+      }
       if (outcome !== "success" || !accessToken || !refreshToken) return { status: "error", error: fragment.get("error") ?? "provider_error" };
       if (!expected || fragment.get("service_state") !== expected) return { status: "error", error: "invalid_state" };
       const current = await core.getSession();

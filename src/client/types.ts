@@ -4,7 +4,10 @@ import type { InferOutput } from "valibot";
 // valibot code reaches a bundle.
 import type * as S from "../openapi/schemas.ts";
 
+import type * as M from "../openapi/mfa-operations.ts";
+
 type Out<K extends keyof typeof S> = InferOutput<(typeof S)[K]>;
+type MfaOut<K extends "MfaChallenge" | "MfaStatus" | "TotpEnrolment" | "Passkey" | "Reauthenticated"> = InferOutput<(typeof M)[K]>;
 
 export type Tenant = Out<"Tenant">;
 export type TokenPair = Out<"TokenPair">;
@@ -28,6 +31,8 @@ export type FamilyConsumed = Out<"FamilyConsumed">;
 export type FamilyReplaced = Out<"FamilyReplaced">;
 export type LinkedProvider = Out<"LinkedProviders">["providers"][number];
 export type WebhookEvent = Out<"WebhookEvent">;
+export type ActivityPage = Out<"ActivityPage">;
+export type ActivityEntry = Out<"ActivityEntry">;
 
 /** A JSON value, as records hold. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -68,3 +73,9 @@ export type BatchResult = Out<"BatchResult">;
 export interface WriteOptions {
   idempotencyKey?: string;
 }
+/** The sign-in step when a second factor is due (`signIn`, `signInWithPasskey`). */
+export type MfaChallenge = MfaOut<"MfaChallenge">;
+export type MfaStatus = MfaOut<"MfaStatus">;
+export type TotpEnrolment = MfaOut<"TotpEnrolment">;
+export type Passkey = MfaOut<"Passkey">;
+export type Reauthenticated = MfaOut<"Reauthenticated">;

@@ -10,14 +10,17 @@ import { recordCap } from "../account/quotas.ts";
 import { effectiveEntitlement } from "../billing/effective.ts";
 import { asLimit, FeatureKeyParam, MAX_INCREMENT } from "../billing/usage.ts";
 import { periodStart, type UsagePeriod } from "../billing/periods.ts";
-import { checkData, checkPatch, conflictError, notFound, patchData, recordJson, recordScope, upsertKey } from "./records.ts";
+import { checkData, checkPatch, notFound, patchData, recordJson, recordScope, storeError, upsertKey } from "./records.ts";
+import { afterRecordHook, beforeRecordHook } from "../server-hooks/records.ts";
 
 /**
  * POST /api/v1/batch: record writes and usage increments of one tenant, in order, in one
  * transaction: all of them or none. Each operation is checked and scoped exactly as its
  * single call (recordScope: the caller's own records only), counts against the record quota
- * and usage limits as that call would, in order (a delete earlier in the batch frees room
- * for a create after it), and answers what that call answers, in `results`.
+ * and usage limits as that call would, in order (the store checks the quota in each insert,
+ * so a delete earlier in the batch frees room for a create after it), goes through the
+ * server hooks as that call does (each `before` hook ahead of the transaction, each `after`
+ * hook once it committed), and answers what that call answers, in `results`.
  */
 
 export const MAX_BATCH_OPERATIONS = 100;
@@ -50,25 +53,24 @@ export const BatchBody = v.object({
   ),
 });
 
-/** An operation made ready to write: the store's write and how its outcome is checked and answered. */
+/** An operation made ready to write: the store's write and how its outcome is checked, answered and told to the `after` hook. */
 interface Prepared {
   write: BatchWrite;
-  /** the record quota: this write may add a record */
-  adds: boolean;
   check(outcome: BatchOutcome): void;
   /** the single call's status and body (JSON text, or null for 204) */
   reply(outcome: BatchOutcome): { status: number; body: string | null };
+  after?(outcome: BatchOutcome): Promise<unknown>;
 }
 
 const recordReply = (status: number, row: RecordRow) => ({ status, body: `{"record":${recordJson(row)}}` });
 
-async function prepare(core: Core, auth: TenantAuth, op: BatchOperation): Promise<Prepared> {
+/** `cap`: the tenant's record cap (recordCap), looked up once per batch. */
+async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, cap: () => Promise<number | null>): Promise<Prepared> {
   if (op.op === "increment") {
     const limit = asLimit(await effectiveEntitlement(core, auth.app, auth.tenantId, op.featureKey));
     const period = op.period as UsagePeriod;
     return {
       write: { kind: "usage", usage: { appId: auth.app.id, tenantId: auth.tenantId, featureKey: op.featureKey, period, periodStart: periodStart(period, core.clock()), by: op.by, limit } },
-      adds: false,
       check(outcome) {
         if (outcome === undefined) {
           throw fail("limit_reached", `Usage limit reached for ${op.featureKey}: adding ${op.by} would pass the limit of ${limit} this ${period === "monthly" ? "month" : "day"} (UTC).`);
@@ -78,43 +80,56 @@ async function prepare(core: Core, auth: TenantAuth, op: BatchOperation): Promis
     };
   }
   const { scope, unique } = recordScope(auth, op.collection);
+  // The hooks of the single calls, in their order: `before` on the input, then its checks.
+  const hooks = core.serverHooks !== undefined;
+  const before = (hookOp: "create" | "update" | "delete", input: unknown, id?: string) => (hooks ? beforeRecordHook(core, hookOp, auth, op.collection, input, id) : input);
+  const after = (hookOp: "create" | "update" | "delete", row: RecordRow | undefined, id?: string) => afterRecordHook(core, hookOp, auth, op.collection, row, id);
   switch (op.op) {
-    case "create":
+    case "create": {
+      const data = checkData(await before("create", op.data));
       return {
-        write: { kind: "insert", scope, id: newId("rec"), data: checkData(op.data), unique },
-        adds: true,
+        write: { kind: "insert", scope, id: newId("rec"), data, unique, cap: await cap() },
         check() {},
         reply: (row) => recordReply(201, row as RecordRow),
+        after: (row) => after("create", row as RecordRow),
       };
-    case "update":
+    }
+    case "update": {
+      const patch = checkPatch(await before("update", op.data, op.id));
       return {
-        write: { kind: "update", scope, id: op.id, transform: patchData(checkPatch(op.data)), unique },
-        adds: false,
+        write: { kind: "update", scope, id: op.id, transform: patchData(patch), unique },
         check(outcome) {
           if (outcome === undefined) throw notFound(op.collection, op.id);
         },
         reply: (row) => recordReply(200, row as RecordRow),
+        after: (row) => after("update", row as RecordRow),
       };
+    }
     case "upsert": {
-      const data = checkData(op.data);
+      // An upsert may create: the create hook sees its data, as for the single upsert.
+      const data = checkData(await before("create", op.data));
       return {
-        write: { kind: "upsert", scope, key: upsertKey(op.collection, unique, data), newId: newId("rec"), data, transform: patchData(data), unique },
-        adds: true,
+        write: { kind: "upsert", scope, key: upsertKey(op.collection, unique, data), newId: newId("rec"), data, transform: patchData(data), unique, cap: await cap() },
         check() {},
         reply: (outcome) => {
           const { row, created } = outcome as { row: RecordRow; created: boolean };
           return { status: created ? 201 : 200, body: `{"record":${recordJson(row)},"created":${created}}` };
         },
+        after: (outcome) => {
+          const { row, created } = outcome as { row: RecordRow; created: boolean };
+          return after(created ? "create" : "update", row);
+        },
       };
     }
     case "delete":
+      await before("delete", undefined, op.id);
       return {
         write: { kind: "remove", scope, id: op.id },
-        adds: false,
         check(outcome) {
           if (outcome === false) throw notFound(op.collection, op.id);
         },
         reply: () => ({ status: 204, body: null }),
+        after: () => after("delete", undefined, op.id),
       };
   }
 }
@@ -130,7 +145,7 @@ function describe(op: BatchOperation, index: number): string {
  * code stay the operation's own).
  */
 function failedAt(op: BatchOperation, index: number, cause: unknown, single: boolean): unknown {
-  const error = op.op === "increment" ? cause : conflictError(op.collection, cause);
+  const error = op.op === "increment" ? cause : storeError(op.collection, cause);
   if (single || !HTTPError.isError(error) || error.status >= 500) return error;
   const code = (error.body?.error as ErrorCode | undefined) ?? "invalid_request";
   return fail(code, `${describe(op, index)} failed, so nothing of the batch was written: ${error.message}`);
@@ -150,29 +165,17 @@ export interface WriteReply {
  */
 export async function runBatch(core: Core, auth: TenantAuth, ops: BatchOperation[], opts: { single?: boolean; claim?: IdempotencyClaim } = {}): Promise<WriteReply | "taken"> {
   const single = opts.single === true;
+  let capped: Promise<number | null> | undefined;
+  const cap = () => (capped ??= recordCap(core, auth.app, auth.tenantId));
   const prepared: Prepared[] = [];
   for (const [i, op] of ops.entries()) {
     try {
-      prepared.push(await prepare(core, auth, op));
+      prepared.push(await prepare(core, auth, op, cap));
     } catch (e) {
       throw failedAt(op, i, e, single);
     }
   }
-  // The record quota, as each create would check it: the tenant's records before the batch,
-  // plus what the batch's writes before this one added and removed.
-  const cap = prepared.some((p) => p.adds) ? await recordCap(core, auth.app, auth.tenantId) : null;
-  const start = cap === null ? 0 : await core.db.stats.tenantRecords(auth.app.id, auth.tenantId);
-  let net = 0;
-  const check = (i: number, outcome: BatchOutcome) => {
-    const p = prepared[i]!;
-    p.check(outcome);
-    const added = p.write.kind === "insert" || (p.write.kind === "upsert" && (outcome as { created: boolean }).created);
-    if (added && cap !== null && start + net >= cap) {
-      throw fail("limit_reached", `You have ${cap} records, the most your plan allows. Delete records or upgrade the plan.`);
-    }
-    if (added) net++;
-    if (p.write.kind === "remove") net--;
-  };
+  const check = (i: number, outcome: BatchOutcome) => prepared[i]!.check(outcome);
   const answer = (outcomes: BatchOutcome[]): WriteReply => {
     if (single) return prepared[0]!.reply(outcomes[0]);
     const results = outcomes.map((o, i) => {
@@ -195,5 +198,8 @@ export async function runBatch(core: Core, auth: TenantAuth, ops: BatchOperation
     if (e instanceof BatchFailure) throw failedAt(ops[e.index]!, e.index, e.cause, single);
     throw e;
   }
-  return outcome === "taken" ? "taken" : (kept ?? answer(outcome));
+  if (outcome === "taken") return "taken";
+  // After the commit, as single writes: a replay of a kept answer runs no hook again.
+  if (core.serverHooks) for (const [i, p] of prepared.entries()) await p.after?.(outcome[i]);
+  return kept ?? answer(outcome);
 }

@@ -24,8 +24,9 @@ export function installData(core: Core): void {
   const startup = syncAll(core, sync).catch((error: Error) => core.log.error("record index sync failed", { error: error.message }));
   // A short CLI command may close the core at once: let the sync finish on this connection first.
   core.onClose(() => startup);
-  // An automatic index queued by the last requests is built (or skipped) before the database closes.
-  core.onClose(() => core.db.records.autoIndexesSettled());
+  // A build in progress stops between two of its steps (SQLite: the next start goes on with
+  // it), or is waited for where it cannot (PostgreSQL), before the database closes.
+  core.onClose(() => (core.db.records.stopIndexBuilds ? core.db.records.stopIndexBuilds() : core.db.records.autoIndexesSettled()));
 }
 
 type Fields = { collection: string; path: string }[];

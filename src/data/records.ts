@@ -11,8 +11,9 @@ import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch
 import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
 import { decodeCursor, encodeCursor, queryFingerprint } from "./cursor.ts";
 import { searchTerms, type SearchLanguage } from "./text.ts";
-import { recordQuotaReached, requireRecordQuota } from "../account/quotas.ts";
-import { UniqueConflict, valueAtPath } from "../db/shared.ts";
+import { recordCap, recordLimitReached } from "../account/quotas.ts";
+import { QuotaReached, UniqueConflict, valueAtPath } from "../db/shared.ts";
+import { afterRecordHook, beforeRecordHook } from "../server-hooks/records.ts";
 
 export const RECORD_LIMITS = {
   /** bytes of a record's `data`, serialized as compact JSON */
@@ -158,8 +159,9 @@ export function checkData(data: unknown): JsonObject {
 
 export const notFound = (collection: string, id: string) => fail("not_found", `No record ${id.slice(0, 80)} in collection ${collection}.`);
 
-/** A unique field's conflict as the 409 a client reads; anything else as it is. */
-export function conflictError(collection: string, error: unknown): unknown {
+/** The store's refusals as a client reads them (the record quota's 402, a unique field's 409); anything else as it is. */
+export function storeError(collection: string, error: unknown): unknown {
+  if (error instanceof QuotaReached) return recordLimitReached(error.cap);
   if (error instanceof UniqueConflict) {
     return fail("conflict", `Another record in ${collection} already has this ${error.field}: ${error.field} is unique. Change the value or update that record.`);
   }
@@ -170,7 +172,7 @@ async function mapConflict<T>(collection: string, write: () => Promise<T>): Prom
   try {
     return await write();
   } catch (error) {
-    throw conflictError(collection, error);
+    throw storeError(collection, error);
   }
 }
 
@@ -178,9 +180,12 @@ export const patchData = (patch: JsonObject) => (current: JsonObject) => checkDa
 
 export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
+  if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
-  await requireRecordQuota(core, auth.app, auth.tenantId);
-  return mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique));
+  // The store checks the cap in the insert itself: on PostgreSQL one round trip instead of two.
+  const cap = await recordCap(core, auth.app, auth.tenantId);
+  const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique, cap));
+  return core.serverHooks ? afterRecordHook(core, "create", auth, collection, row) : row;
 }
 
 export function getRecord(core: Core, auth: TenantAuth, collection: string, id: string): Awaitable<RecordRow> {
@@ -309,21 +314,24 @@ export function upsertKey(collection: string, unique: string[], data: JsonObject
 /** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
 export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, body: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
+  if (core.serverHooks) body = await beforeRecordHook(core, "update", auth, collection, body, id);
   const patch = checkPatch(body);
   // The store merges when it can, no unique field needs checking and no words need indexing. The result needs no
   // walk of its own: it nests no deeper than the stored data or the patch, both checked,
   // and holds no number that was not in one of them. A store that did not write (no such
   // record, or the result past the size limit) leaves it to update(), which says which.
   const patched = unique.length === 0 && scope.search === undefined && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
-  if (patched) return patched;
+  if (patched) return core.serverHooks ? afterRecordHook(core, "update", auth, collection, patched) : patched;
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
   if (!row) throw notFound(collection, id);
-  return row;
+  return core.serverHooks ? afterRecordHook(core, "update", auth, collection, row) : row;
 }
 
 export async function deleteRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<void> {
   const { scope } = recordScope(auth, collection);
+  if (core.serverHooks) await beforeRecordHook(core, "delete", auth, collection, undefined, id);
   if (!(await core.db.records.remove(scope, id))) throw notFound(collection, id);
+  if (core.serverHooks) await afterRecordHook(core, "delete", auth, collection, undefined, id);
 }
 
 /**
@@ -332,16 +340,15 @@ export async function deleteRecord(core: Core, auth: TenantAuth, collection: str
  */
 export async function upsertRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<{ row: RecordRow; created: boolean }> {
   const { scope, unique } = recordScope(auth, collection);
+  // An upsert may create: the create hook sees (and may refuse) its data, so it cannot be bypassed.
+  if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
   const { field, value } = upsertKey(collection, unique, checked);
-  // An upsert that would create counts against the record quota like a create; one that
-  // updates does not. The lookup is only paid by a tenant at its cap.
-  if (await recordQuotaReached(core, auth.app, auth.tenantId)) {
-    const existing = await core.db.records.list(scope, [{ target: { kind: "field", path: field }, op: "$eq", value }], [], { limit: 1, offset: 0, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes }, core.clock());
-    if (existing.total === 0) await requireRecordQuota(core, auth.app, auth.tenantId);
-  }
+  // An upsert that creates counts against the record quota like a create; one that updates does not.
+  const cap = await recordCap(core, auth.app, auth.tenantId);
   const result = await mapConflict(collection, () =>
-    core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique),
+    core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique, cap),
   );
+  if (core.serverHooks) await afterRecordHook(core, result.created ? "create" : "update", auth, collection, result.row);
   return result;
 }

@@ -8,7 +8,7 @@ import { andThen } from "../awaitable.ts";
 import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, listRequestOf, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
-import { listIndexes } from "./indexes.ts";
+import { IndexesQuery, listIndexes } from "./indexes.ts";
 import { MAX_CURSOR_CHARS } from "./cursor.ts";
 import { BatchBody, runBatch, type BatchOperation, type WriteReply } from "./batch.ts";
 import { idempotencyKeyOf, idempotentWrite, send } from "./idempotency.ts";
@@ -139,6 +139,7 @@ export function registerDataRoutes(router: Router, core: Core): void {
   // The record indexes of an app, declared and automatic (admin API: a developer session).
   router.get("/api/v1/admin/apps/:appId/indexes", async (event) => {
     const { developer } = await requireDeveloper(event, core);
-    return listIndexes(core, await requireOwnApp(core, developer, getRouterParam(event, "appId")));
+    const page = parseInput(IndexesQuery, getQuery(event), "query");
+    return listIndexes(core, await requireOwnApp(core, developer, getRouterParam(event, "appId")), page);
   });
 }

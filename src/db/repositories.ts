@@ -17,8 +17,12 @@ import type {
   IdempotencyClaim,
   KeptReply,
   UsageIncrement,
+  AuditEntryRow,
+  AuditFilter,
+  AuditHead,
   AutoIndexInfo,
   ConsumeOutcome,
+  CronRunRow,
   DataTransform,
   DeliveryOutcome,
   DeliveryRow,
@@ -36,6 +40,7 @@ import type {
   LinkedAccount,
   ListPage,
   Membership,
+  NewAuditEntry,
   NewEmailToken,
   NewSession,
   OAuthConsumeOutcome,
@@ -53,6 +58,9 @@ import type {
   SeatCounts,
   SessionState,
   ShareLinkRow,
+  SigningKeyRow,
+  EmailSignInRow,
+  EmailSignInOutcome,
   SubscriptionRow,
   SubscriptionSource,
   TenantListFilter,
@@ -61,6 +69,12 @@ import type {
   TenantSessionRow,
   UsageRow,
   WebhookConfigRow,
+  TotpRow,
+  PasskeyRow,
+  AuthChallengeRow,
+  AuthChallengeKind,
+  ChallengeOutcome,
+  SessionAuth,
 } from "./types.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
 
@@ -235,6 +249,8 @@ export interface FilesRepository {
   insert(f: FileRow, quotaBytes: number | null): Promise<InsertFileResult>;
   /** Bytes the tenant stores now. */
   usedBytes(appId: string, tenantId: string): Promise<number>;
+  /** Files the tenant stores now. */
+  count(appId: string, tenantId: string): Promise<number>;
   /** The tenant's own file; another tenant's or app's is undefined. */
   find(appId: string, tenantId: string, id: string): Promise<FileRow | undefined>;
   /** Any file by id: the public URL carries only the (unguessable) id. */
@@ -316,8 +332,11 @@ export interface RecordsRepository {
       records: RecordRow[];
       total: number;
   }>;
-  /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
-  insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow>;
+  /**
+   * Inserts after checking unique fields in the same write transaction (throws UniqueConflict),
+   * unless the tenant already holds `cap` records across its collections (throws QuotaReached).
+   */
+  insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow>;
   /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
   update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined>;
   /**
@@ -328,11 +347,11 @@ export interface RecordsRepository {
    * merges one level only).
    */
   patch?(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number): Promise<RecordRow | undefined>;
-  /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
+  /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data` unless the tenant holds `cap` records (throws QuotaReached). */
   upsert(scope: RecordScope, key: {
       field: string;
       value: Json;
-  }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]): Promise<{
+  }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[], cap: number | null): Promise<{
       row: RecordRow;
       created: boolean;
   }>;
@@ -380,6 +399,8 @@ export interface RecordsRepository {
   autoIndexes(appId: string): Promise<AutoIndexInfo[]>;
   /** Resolves once queued automatic index builds have run. */
   autoIndexesSettled(): Promise<void>;
+  /** Closing, where builds can stop halfway and go on at the next start (SQLite); else autoIndexesSettled serves. */
+  stopIndexBuilds?(): Promise<void>;
   /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
   explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]>;
 }
@@ -454,6 +475,36 @@ export interface ClusterRepository {
   runJob(name: string, ranBefore: number, now: number, fn: () => Promise<void>): Promise<boolean>;
 }
 
+/** The audit trail: per app an append-only chain of entries, each sealing the one before (src/audit). */
+export interface AuditRepository {
+  /**
+   * Appends the entry at the end of its app's chain: `seal` gets the entry with its seq and
+   * the previous entry's hash and returns its hash. Appends to one app are serialized
+   * across processes and nodes, so the chain never forks.
+   */
+  append(entry: NewAuditEntry, seal: (e: Omit<AuditEntryRow, "hash">) => string): Promise<AuditEntryRow>;
+  /** Newest first. */
+  list(appId: string, filter: AuditFilter): Promise<AuditEntryRow[]>;
+  head(appId: string): Promise<AuditHead | undefined>;
+  /** The chain after `afterSeq`, oldest first, `limit` at a time (verification). */
+  chain(appId: string, afterSeq: number, limit: number): Promise<AuditEntryRow[]>;
+  /** Drops the entries older than `before` (a prefix of the chain), keeping the last dropped hash on the head. */
+  prune(appId: string, before: number): Promise<number>;
+  /** Apps with a chain (also apps deleted since: their trail stays until retention drops it). */
+  apps(): Promise<string[]>;
+}
+
+/** Scheduled jobs (src/server-hooks/cron.ts): one claimed row per job and slot, so one node runs each. */
+export interface CronRepository {
+  /** Claims the job's slot for this node; false when another node (or an earlier tick) did. */
+  claim(name: string, slot: number, node: string, now: number): Promise<boolean>;
+  finish(name: string, slot: number, status: "ok" | "failed", error: string | null, now: number): Promise<void>;
+  /** Newest first, `limit` per job. */
+  recent(limit: number): Promise<CronRunRow[]>;
+  /** Drops runs that started before `before`. */
+  prune(before: number): Promise<number>;
+}
+
 /** Everything an engine provides; `close()` is the engine's own (file handle, pool). */
 export interface Repositories {
   meta: MetaRepository;
@@ -472,6 +523,89 @@ export interface Repositories {
   invites: InvitesRepository;
   family: FamilyRepository;
   admin: AdminRepository;
+  mfa: MfaRepository;
+  signingKeys: SigningKeysRepository;
+  signIn: SignInRepository;
+  audit: AuditRepository;
+  cron: CronRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
+}
+
+/** Second factors, passkeys, MFA tickets and WebAuthn challenges, and each session's last authentication. */
+export interface MfaRepository {
+  totp(appId: string, tenantId: string): Promise<TotpRow | undefined>;
+  /** Starts (or restarts) an enrolment; false when the tenant already has confirmed TOTP. */
+  startTotp(row: TotpRow): Promise<boolean>;
+  /** Confirms the pending enrolment at `step` and replaces the recovery codes, atomically; false when none is pending. */
+  confirmTotp(appId: string, tenantId: string, step: number, codeHashes: string[], now: number): Promise<boolean>;
+  /** Accepts a code's time step once: false when this step or a later one was accepted before. */
+  useTotpStep(appId: string, tenantId: string, step: number): Promise<boolean>;
+  /** Removes TOTP and the recovery codes; false when there was none. */
+  disableTotp(appId: string, tenantId: string): Promise<boolean>;
+  replaceRecoveryCodes(tenantId: string, codeHashes: string[], now: number): Promise<void>;
+  /** Uses one recovery code; the number left, or null when the code is unknown or used. */
+  useRecoveryCode(tenantId: string, codeHash: string, now: number): Promise<number | null>;
+  recoveryCodesLeft(tenantId: string): Promise<number>;
+
+  createChallenge(row: Omit<AuthChallengeRow, "attempts" | "usedAt">): Promise<void>;
+  /** Looks at a challenge of this app and kind without using it. */
+  peekChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
+  /** Uses a challenge once: of two concurrent uses, one gets it. */
+  consumeChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
+  /** Counts a wrong answer to a challenge; returns the attempts so far. */
+  failChallenge(hash: string): Promise<number>;
+  purgeChallenges(before: number): Promise<number>;
+
+  insertPasskey(row: PasskeyRow): Promise<void>;
+  passkeys(appId: string, tenantId: string): Promise<PasskeyRow[]>;
+  passkeyByCredential(appId: string, credentialId: string): Promise<PasskeyRow | undefined>;
+  renamePasskey(appId: string, tenantId: string, id: string, name: string): Promise<boolean>;
+  removePasskey(appId: string, tenantId: string, id: string): Promise<boolean>;
+  /** Moves the signature counter forward; false when another use got there first (a counter that goes back). */
+  usePasskey(id: string, oldCounter: number, newCounter: number, at: number): Promise<boolean>;
+
+  sessionAuth(sessionId: string): Promise<SessionAuth | undefined>;
+  /** Sets the tenant's password and ends its sessions but `keepSessionId`, atomically. */
+  changePassword(appId: string, tenantId: string, passwordHash: string, keepSessionId: string, now: number): Promise<void>;
+  /** Records a fresh authentication on the session (re-authentication, a second factor). */
+  markAuthenticated(sessionId: string, at: number, methods: string): Promise<void>;
+}
+
+export interface SigningKeysRepository {
+  /** The app's keys: the current one first, then the retired, newest first. */
+  listForApp(appId: string): Promise<SigningKeyRow[]>;
+  findByKid(kid: string): Promise<SigningKeyRow | undefined>;
+  /** Adds the app's first current key unless another was added meanwhile; the current key either way. */
+  insertFirst(key: SigningKeyRow): Promise<SigningKeyRow>;
+  /** Retires the current key at `key.createdAt`, drops keys retired before `dropRetiredBefore`, adds `key` as current. */
+  rotate(key: SigningKeyRow, dropRetiredBefore: number): Promise<void>;
+}
+
+/** Email sign-in and anonymous tenants (issue 42 part B). */
+export interface SignInRepository {
+  /** Stores a request, replacing the address's older ones and dropping the app's expired ones. */
+  issueEmailSignIn(row: EmailSignInRow, now: number): Promise<void>;
+  /** Uses the request whose link this is. */
+  consumeEmailLink(appId: string, linkHash: string, now: number): Promise<EmailSignInOutcome>;
+  /**
+   * Uses the address's live request when `codeHash` is its code; a wrong code counts an
+   * attempt, and the request dies at `maxAttempts`.
+   */
+  consumeEmailCode(appId: string, email: string, codeHash: string, now: number, maxAttempts: number): Promise<EmailSignInOutcome>;
+  /**
+   * The tenant proved its inbox. Not verified before: now verified, and its password and
+   * sessions go (whoever set them never proved the address: the pre-registration takeover).
+   */
+  proveInbox(appId: string, tenantId: string, now: number): Promise<void>;
+  /** Inserts a tenant without a session (the sign-in then starts one); `anonymous` marks it so. */
+  createTenant(tenant: TenantRow, anonymous: boolean): Promise<void>;
+  isAnonymous(appId: string, tenantId: string): Promise<boolean>;
+  /**
+   * Gives an anonymous tenant its email (and password hash, or null), atomically with its
+   * leaving the anonymous list; false when it is not anonymous (any more). Throws on a taken email.
+   */
+  upgradeAnonymous(appId: string, tenantId: string, email: string, passwordHash: string | null, verifiedAt: number | null, link?: OAuthLink): Promise<boolean>;
+  /** The app's anonymous tenants made, signed in and refreshed last before `idleBefore`, oldest first. */
+  idleAnonymous(appId: string, idleBefore: number, limit: number): Promise<string[]>;
 }

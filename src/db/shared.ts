@@ -1,3 +1,4 @@
+import type { AuthChallengeRow, ChallengeOutcome } from "./types.ts";
 import type { Json } from "../data/query.ts";
 
 /**
@@ -15,6 +16,13 @@ export const FRESHNESS_MS = 100;
 export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 
 /** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
+/** The tenant holds as many records as `cap` allows: the insert was not made. */
+export class QuotaReached extends Error {
+  constructor(readonly cap: number) {
+    super(`record quota of ${cap} reached`);
+  }
+}
+
 export class UniqueConflict extends Error {
   constructor(readonly field: string) {
     super(`unique field ${field} taken`);
@@ -71,3 +79,18 @@ export function batchStep<T>(index: number, write: () => T | Promise<T>, check: 
     return failed(e);
   }
 }
+/** What a challenge row says about using it now. */
+export function challengeOutcome(row: AuthChallengeRow | undefined, now: number): ChallengeOutcome {
+  if (!row) return { ok: false, reason: "unknown" };
+  if (row.usedAt !== null) return { ok: false, reason: "used" };
+  if (row.expiresAt <= now) return { ok: false, reason: "expired" };
+  return { ok: true, row };
+}
+
+/**
+ * Usage counters (feature keys) a tenant may have per period: each new key is a row, and the
+ * key is the tenant's to choose (issue 39 item 4e).
+ */
+export const MAX_USAGE_KEYS = 100;
+/** The previous hash of an app's first audit entry. */
+export const AUDIT_GENESIS = "0".repeat(64);

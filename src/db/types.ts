@@ -312,11 +312,11 @@ export interface UsageIncrement {
   limit: number | null;
 }
 
-/** One write of a batch (records.batch), in the terms of the single-write methods. */
+/** One write of a batch (records.batch), in the terms of the single-write methods (`cap`: the record quota, checked in the insert). */
 export type BatchWrite =
-  | { kind: "insert"; scope: RecordScope; id: string; data: Record<string, unknown>; unique: readonly string[] }
+  | { kind: "insert"; scope: RecordScope; id: string; data: Record<string, unknown>; unique: readonly string[]; cap: number | null }
   | { kind: "update"; scope: RecordScope; id: string; transform: DataTransform; unique: readonly string[] }
-  | { kind: "upsert"; scope: RecordScope; key: { field: string; value: Json }; newId: string; data: Record<string, unknown>; transform: DataTransform; unique: readonly string[] }
+  | { kind: "upsert"; scope: RecordScope; key: { field: string; value: Json }; newId: string; data: Record<string, unknown>; transform: DataTransform; unique: readonly string[]; cap: number | null }
   | { kind: "remove"; scope: RecordScope; id: string }
   | { kind: "usage"; usage: UsageIncrement };
 
@@ -434,6 +434,8 @@ export interface NewSession {
   refreshHash: string;
   createdAt: number;
   expiresAt: number;
+  /** How the tenant signed in ("password", "password+totp", "passkey"…), for step-up. */
+  authMethods?: string;
 }
 
 /** Synchronous work another repository adds to a tenant-creating transaction; throw to roll it back. */
@@ -513,3 +515,144 @@ export interface RawDelivery {
   body_sealed: string | null;
 }
 
+
+/** A tenant's TOTP enrolment; `confirmedAt` null while it waits for its first code. */
+export interface TotpRow {
+  tenantId: string;
+  appId: string;
+  secretSealed: string;
+  confirmedAt: number | null;
+  lastStep: number | null;
+  createdAt: number;
+}
+
+export interface PasskeyRow {
+  id: string;
+  appId: string;
+  tenantId: string;
+  /** base64url */
+  credentialId: string;
+  /** base64url COSE public key */
+  publicKey: string;
+  counter: number;
+  /** JSON array of transports, or null */
+  transports: string | null;
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+export type AuthChallengeKind = "mfa_ticket" | "passkey_register" | "passkey_sign_in" | "passkey_reauth";
+
+/** A short-lived single-use value (MFA ticket, WebAuthn challenge), stored by hash. */
+export interface AuthChallengeRow {
+  hash: string;
+  appId: string;
+  tenantId: string | null;
+  kind: AuthChallengeKind;
+  /** JSON of what the kind needs (the first factor's methods, the challenge itself) */
+  data: string;
+  attempts: number;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export type ChallengeOutcome = { ok: true; row: AuthChallengeRow } | { ok: false; reason: "unknown" | "used" | "expired" };
+
+/** When a session last authenticated and how (COALESCE of the re-authentication and its creation). */
+export interface SessionAuth {
+  tenantId: string;
+  authenticatedAt: number;
+  methods: string | null;
+}
+// signing keys
+
+export interface SigningKeyRow {
+  kid: string;
+  appId: string;
+  /** the raw Ed25519 public key, base64url (a JWK's `x`) */
+  publicKey: string;
+  /** the PKCS #8 private key, sealed with the context `${appId}:${kid}` */
+  privateKeySealed: string;
+  createdAt: number;
+  retiredAt: number | null;
+}
+
+// email sign-in and anonymous tenants
+
+export interface EmailSignInRow {
+  id: string;
+  appId: string;
+  email: string;
+  linkHash: string;
+  codeHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type EmailSignInOutcome = { ok: true; email: string } | { ok: false; reason: "unknown" | "used" | "expired" | "attempts" };
+
+// audit
+
+/** One entry of an app's audit trail, as stored: `hash` seals it and the entry before it. */
+export interface AuditEntryRow {
+  appId: string;
+  /** position in the app's chain, from 1, without gaps */
+  seq: number;
+  id: string;
+  at: number;
+  actorType: string;
+  actorId: string | null;
+  action: string;
+  tenantId: string | null;
+  target: string | null;
+  ip: string | null;
+  client: string | null;
+  requestId: string | null;
+  /** serialized JSON object, or null */
+  details: string | null;
+  prevHash: string;
+  hash: string;
+}
+
+export type NewAuditEntry = Omit<AuditEntryRow, "seq" | "prevHash" | "hash">;
+
+/**
+ * The app's chain head: the last entry's seq and hash, and where retention cut the chain
+ * (the last pruned entry's seq and hash, which the first kept entry names as its previous).
+ */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+  prunedSeq: number;
+  prunedHash: string;
+}
+
+/** Newest first, before `beforeSeq` (the cursor); every field narrows. */
+export interface AuditFilter {
+  tenantId?: string;
+  /** exact action, or every action starting with `actionPrefix` */
+  action?: string;
+  actionPrefix?: string;
+  actorType?: string;
+  actorId?: string;
+  from?: number;
+  to?: number;
+  beforeSeq?: number;
+  limit: number;
+}
+
+
+// cron
+
+export interface CronRunRow {
+  name: string;
+  /** the scheduled time this run stands for (ms): one run per (name, slot) across every node */
+  slot: number;
+  node: string;
+  startedAt: number;
+  finishedAt: number | null;
+  status: "running" | "ok" | "failed";
+  error: string | null;
+}

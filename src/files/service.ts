@@ -1,7 +1,7 @@
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
 import { newId } from "../crypto/random.ts";
-import { storageQuota } from "../account/quotas.ts";
+import { requireFileCountQuota, storageQuota } from "../account/quotas.ts";
 import type { Core } from "../core.ts";
 import type { AppRow, FileBlobRef, FileRow } from "../db/types.ts";
 import type { FilePart } from "./multipart.ts";
@@ -67,6 +67,7 @@ export async function uploadFile(core: Core, app: AppRow, tenantId: string, part
   if (refusedBy) throw refusedError(refusedBy);
   const quota = await storageQuota(core, app, tenantId);
   if (quota !== null && (await core.db.files.usedBytes(app.id, tenantId)) + part.size > quota) throw quotaError(quota);
+  await requireFileCountQuota(core, app, tenantId);
   return storePart(core, app, tenantId, part, spool, originalFilename, quota);
 }
 

@@ -8,6 +8,7 @@ import { setReplyHeader } from "./reply-headers.ts";
 import { quiet } from "./lifecycle.ts";
 import type { AppRow, DeveloperRow } from "../db/types.ts";
 import { joinedHeader, singleHeader } from "./request-headers.ts";
+import type { VerifyResult } from "../auth/access-token.ts";
 
 /** The app named by `x-service-key` (the publishable key). */
 export function requireApp(event: H3Event, core: Core): Awaitable<AppRow> {
@@ -99,6 +100,14 @@ export function checkTenant(
 function checkToken(core: Core, app: AppRow, token: string): Awaitable<TenantCheck> {
   const now = core.clock();
   const result = core.accessTokens.verify(token, now);
+  // A key made by another node since this one loaded its keys: read it, then verify again.
+  if (!result.ok && result.reason === "unknown-key") {
+    return andThen(core.signingKeys.loadKid(result.kid), () => checkVerified(core, app, token, now, core.accessTokens.verify(token, now)));
+  }
+  return checkVerified(core, app, token, now, result);
+}
+
+function checkVerified(core: Core, app: AppRow, token: string, now: number, result: VerifyResult): Awaitable<TenantCheck> {
   if (!result.ok) {
     return result.reason === "expired"
       ? { error: "token_expired", message: "The access token has expired: refresh it with POST /api/v1/auth/refresh." }
@@ -152,6 +161,7 @@ export async function requireDeveloper(event: H3Event, core: Core): Promise<Deve
     const hint = token.split(".").length === 3 ? " This looks like a tenant access token: the admin API takes a developer session token (dev_…)." : "";
     throw fail("unauthorized", `The developer session is unknown or has expired. Sign in again with POST /api/v1/developer/login.${hint}`);
   }
+  (event.context as { developerId?: string }).developerId = developer.id; // the audit trail's actor (src/audit/http.ts)
   return { developer, tokenHash };
 }
 

@@ -17,7 +17,12 @@ export type RateLimitedEndpoint =
   | "verify-email"
   | "resend-verification"
   | "developer-login"
-  | "oauth-start";
+  | "oauth-start"
+  | "mfa"
+  | "passkey"
+  | "email-sign-in"
+  | "email-sign-in-verify"
+  | "anonymous";
 
 interface Window {
   count: number;

@@ -1,6 +1,6 @@
 import type { Core } from "../core.ts";
 import type { AppSettings, OAuthProviderName } from "../apps/settings.ts";
-import { OAUTH_PROVIDERS } from "../apps/settings.ts";
+import { SIGN_IN_PROVIDERS } from "../apps/settings.ts";
 import { requireAppRef, updateApp } from "../apps/service.ts";
 import { fail } from "../errors.ts";
 import type { JsonObject } from "../tools/merge-patch.ts";
@@ -15,6 +15,8 @@ export interface ProviderChange {
   keyId?: string;
   privateKey?: string;
   scopes?: string[];
+  issuer?: string;
+  trustEmail?: "claim" | "always" | "never";
 }
 
 export interface ProviderSummary {
@@ -29,10 +31,13 @@ export interface ProviderSummary {
   privateKeySet: boolean;
   scopes: string[];
   callbackUrl: string;
+  /** oidc: the issuer and when its emails count as verified */
+  issuer: string | null;
+  trustEmail: "claim" | "always" | "never" | null;
 }
 
 export function asProvider(name: string): OAuthProviderName {
-  if (!(OAUTH_PROVIDERS as readonly string[]).includes(name)) throw fail("invalid_request", `Unknown provider "${name}". Known: ${OAUTH_PROVIDERS.join(", ")}.`);
+  if (!(SIGN_IN_PROVIDERS as readonly string[]).includes(name)) throw fail("invalid_request", `Unknown provider "${name}". Known: ${SIGN_IN_PROVIDERS.join(", ")}.`);
   return name as OAuthProviderName;
 }
 
@@ -57,7 +62,7 @@ export async function setRedirectUrls(core: Core, appRef: string, change: { set?
 
 export async function listProviders(core: Core, appRef: string): Promise<{ appId: string; redirectUrls: string[]; providers: ProviderSummary[] }> {
   const app = await requireAppRef(core, appRef);
-  return { appId: app.id, redirectUrls: app.settings.oauth.redirectUrls, providers: summarize(core, app.settings.oauth.providers, OAUTH_PROVIDERS) };
+  return { appId: app.id, redirectUrls: app.settings.oauth.redirectUrls, providers: summarize(core, app.settings.oauth.providers, SIGN_IN_PROVIDERS) };
 }
 
 function summarize(core: Core, settings: AppSettings["oauth"]["providers"], names: readonly OAuthProviderName[]): ProviderSummary[] {
@@ -75,6 +80,8 @@ function summarize(core: Core, settings: AppSettings["oauth"]["providers"], name
       privateKeySet: !!s?.privateKey,
       scopes: s?.scopes ?? PROVIDERS[provider].scopes,
       callbackUrl: callbackUrl(core, provider),
+      issuer: s?.issuer ?? null,
+      trustEmail: provider === "oidc" ? (s?.trustEmail ?? "claim") : null,
     };
   });
 }

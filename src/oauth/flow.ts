@@ -9,6 +9,9 @@ import { readIdentity, type CallbackExtras, type Identity } from "./identity.ts"
 import { allowedRedirect, withFragment } from "./redirect.ts";
 import { bindingCookie } from "./cookie.ts";
 import { signIn } from "./sign-in.ts";
+import { isUpgradeToken, readUpgradeToken, upgradeWithProvider } from "../auth/anonymous.ts";
+import { auditSignIn } from "../audit/install.ts";
+import type { AuditOrigin } from "../audit/audit.ts";
 
 export const STATE_TTL_MS = 10 * 60 * 1000;
 
@@ -33,10 +36,14 @@ function cookieFor(core: Core, provider: OAuthProviderName, value: string, maxAg
 export async function startOAuth(
   core: Core,
   provider: OAuthProviderName,
-  input: { appId: string; redirect?: string; inviteToken?: string; state?: string },
+  input: { appId: string; redirect?: string; inviteToken?: string; upgradeToken?: string; state?: string },
 ): Promise<BrowserStep> {
   const app = await core.db.apps.findById(input.appId);
   if (!app) throw fail("not_found", `No app with id ${input.appId}.`);
+  if (input.upgradeToken !== undefined) {
+    if (input.inviteToken !== undefined) throw fail("invalid_request", "Give inviteToken or upgradeToken, not both: an upgrade keeps the anonymous account.");
+    readUpgradeToken(core, app, input.upgradeToken);
+  }
   const redirect = allowedRedirect(app, input.redirect);
   const config = providerConfig(core, app, provider);
   const def = PROVIDERS[provider];
@@ -44,13 +51,14 @@ export async function startOAuth(
   const verifier = def.pkce ? generateCodeVerifier() : null;
   const binding = newToken();
   const now = core.clock();
-  const location = def.authorizationUrl(config, state, verifier, config.scopes ?? def.scopes).href;
+  const location = (await def.authorizationUrl(config, state, verifier, config.scopes ?? def.scopes)).href;
   await core.db.oauth.createState({
     stateHash: hashToken(state),
     appId: app.id,
     provider,
     redirectUrl: redirect,
-    inviteToken: input.inviteToken ? core.secrets.seal(input.inviteToken, app.id) : null,
+    // The sealed token of the flow: an invite, or an anonymous tenant's upgrade token (aup_…).
+    inviteToken: (input.upgradeToken ?? input.inviteToken) ? core.secrets.seal((input.upgradeToken ?? input.inviteToken)!, app.id) : null,
     codeVerifier: verifier ? core.secrets.seal(verifier, app.id) : null,
     browserHash: hashToken(binding),
     createdAt: now,
@@ -77,6 +85,8 @@ export interface CallbackInput {
   extras: CallbackExtras;
   /** the binding cookie's value */
   browser?: string;
+  /** where the sign-in came from, for the audit trail */
+  origin?: AuditOrigin;
 }
 
 /**
@@ -112,7 +122,7 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
     const verifier = state.codeVerifier ? core.secrets.open(state.codeVerifier, app.id) : null;
     let identity: Identity;
     try {
-      const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier);
+      const tokens = await PROVIDERS[provider].exchange(config, input.code, verifier, input.extras.iss);
       identity = await readIdentity(provider, tokens, config, input.extras);
     } catch (e) {
       if (HTTPError.isError(e)) throw e;
@@ -120,11 +130,16 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
       throw fail("provider_error", `${provider} did not accept the sign-in.`);
     }
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
-    const tokens = await signIn(core, app, provider, identity, inviteToken);
-    return {
-      location: withFragment(redirect, { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo }),
-      cookie: clear,
-    };
+    const { tokens, mfa } =
+      inviteToken !== null && isUpgradeToken(inviteToken)
+        ? await upgradeWithProvider(core, app, provider, identity, inviteToken)
+        : await signIn(core, app, provider, identity, inviteToken);
+    // A second factor is due: the app answers the ticket with POST /api/v1/auth/mfa/verify.
+    if (tokens) await auditSignIn(core, app.id, tokens.accessToken, `oauth:${provider}`, input.origin);
+    const fragment = mfa
+      ? { service_oauth: "mfa_required", service_mfa_ticket: mfa.mfaTicket, service_mfa_methods: mfa.methods.join(","), ...echo }
+      : { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo };
+    return { location: withFragment(redirect, fragment), cookie: clear };
   } catch (e) {
     const code = HTTPError.isError(e) && !e.unhandled ? ((e.body as { error?: ErrorCode } | undefined)?.error ?? "provider_error") : "internal_error";
     if (code === "internal_error") core.log.error("oauth callback failed", { provider, appId: app.id, error: e instanceof Error ? (e.stack ?? e.message) : String(e) });

@@ -2,6 +2,7 @@ import { decodeIdToken, type OAuth2Tokens } from "arctic";
 import type { OAuthProviderName } from "../apps/settings.ts";
 import { fail } from "../errors.ts";
 import type { ProviderConfig } from "./providers.ts";
+import { oidcIdentity } from "./oidc.ts";
 
 /** Who the provider says signed in. `emailVerified` is true only when the provider vouches for the email. */
 export interface Identity {
@@ -13,6 +14,8 @@ export interface Identity {
 /** Extra callback input: Apple posts a `user` JSON field (name, email) on the first sign-in only. */
 export interface CallbackExtras {
   appleUser?: string;
+  /** The issuer parameter of the callback (RFC 9207), checked for `oidc`. */
+  iss?: string;
 }
 
 type Claims = Record<string, unknown>;
@@ -133,6 +136,9 @@ const READERS: Record<OAuthProviderName, Reader> = {
     // X returns `confirmed_email` only when the app has email access and users.email was granted.
     const email = normEmail(me.data.confirmed_email);
     return { id, email, emailVerified: email !== null };
+  },
+  async oidc(tokens, c) {
+    return oidcIdentity(tokens, c);
   },
 };
 

@@ -3,6 +3,7 @@ import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import { openAppSecret, type OAuthProviderName } from "../apps/settings.ts";
 import { fail } from "../errors.ts";
+import { oidcAuthorizationUrl, oidcExchange } from "./oidc.ts";
 
 /** A provider's settings for one app, secrets opened, with the callback URL to register. */
 export interface ProviderConfig {
@@ -14,17 +15,21 @@ export interface ProviderConfig {
   privateKey: string | null;
   scopes: string[] | null;
   callbackUrl: string;
+  /** oidc only */
+  issuer: string | null;
+  trustEmail: "claim" | "always" | "never";
 }
 
 interface ProviderDef {
   /** Settings fields that must be set besides clientId. */
-  needs: ("clientSecret" | "teamId" | "keyId" | "privateKey")[];
+  needs: ("clientSecret" | "teamId" | "keyId" | "privateKey" | "issuer")[];
   scopes: string[];
   pkce: boolean;
   /** The provider posts the callback as a form from its own site (a cross-site POST). */
   formPost: boolean;
-  authorizationUrl(c: ProviderConfig, state: string, verifier: string | null, scopes: string[]): URL;
-  exchange(c: ProviderConfig, code: string, verifier: string | null): Promise<OAuth2Tokens>;
+  authorizationUrl(c: ProviderConfig, state: string, verifier: string | null, scopes: string[]): URL | Promise<URL>;
+  /** `iss`: the callback's issuer parameter (RFC 9207), when the provider sent one. */
+  exchange(c: ProviderConfig, code: string, verifier: string | null, iss?: string): Promise<OAuth2Tokens>;
 }
 
 /** Apple wants the PKCS#8 key as DER bytes; settings hold it as PEM text. */
@@ -97,6 +102,15 @@ export const PROVIDERS: Record<OAuthProviderName, ProviderDef> = {
     authorizationUrl: (c, state, verifier, scopes) => new Twitter(c.clientId, secret(c), c.callbackUrl).createAuthorizationURL(state, verifier!, scopes),
     exchange: (c, code, verifier) => new Twitter(c.clientId, secret(c), c.callbackUrl).validateAuthorizationCode(code, verifier!),
   },
+  oidc: {
+    // A public client (no secret) is fine: PKCE binds the code to this flow.
+    needs: ["issuer"],
+    scopes: ["openid", "email"],
+    pkce: true,
+    formPost: false,
+    authorizationUrl: (c, state, verifier, scopes) => oidcAuthorizationUrl(c, state, verifier!, scopes),
+    exchange: (c, code, verifier, iss) => oidcExchange(c, code, verifier!, iss),
+  },
 };
 
 function apple(c: ProviderConfig) {
@@ -126,5 +140,7 @@ export function providerConfig(core: Core, app: AppRow, provider: OAuthProviderN
     privateKey: open(s.privateKey),
     scopes: s.scopes ?? null,
     callbackUrl: callbackUrl(core, provider),
+    issuer: s.issuer ?? null,
+    trustEmail: s.trustEmail ?? "claim",
   };
 }

@@ -3,13 +3,15 @@ import type { AppRow, TenantRow, OAuthLink } from "../db/types.ts";
 import type { OAuthProviderName } from "../apps/settings.ts";
 import { hashToken, newId } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
-import { newSession, startSession, tokenPair, type TokenPair } from "../auth/sessions.ts";
+import { newSession, tokenPair } from "../auth/sessions.ts";
+import { finishSignIn, type SignInOutcome } from "../auth/sign-in-finish.ts";
+import { securityEvent } from "../auth/security-events.ts";
 import type { Identity } from "./identity.ts";
 import { checkSignupInvite } from "./invite-hook.ts";
 import { isUniqueViolation } from "../db/shared.ts";
 
 /** Stands in for the email of an account whose provider shares none; `.invalid` never delivers. */
-function placeholderEmail(provider: OAuthProviderName, id: string): string {
+export function placeholderEmail(provider: OAuthProviderName, id: string): string {
   const local = /^[a-z0-9._-]{1,64}$/.test(id) ? id : hashToken(id).slice(0, 32);
   return `${provider}-${local}@oauth.invalid`;
 }
@@ -21,19 +23,20 @@ function placeholderEmail(provider: OAuthProviderName, id: string): string {
  * otherwise own that person's account before (or after) they sign up. A concurrent sign-in of the same account loses the insert race
  * and retries once, finding the winner's link.
  */
-export async function signIn(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, retry = true): Promise<TokenPair> {
+export async function signIn(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, retry = true): Promise<SignInOutcome> {
   const link: OAuthLink = { appId: app.id, provider, providerAccountId: identity.id, email: identity.email, emailVerified: identity.emailVerified, at: core.clock() };
   const linked = await core.db.oauth.findTenant(app.id, provider, identity.id);
   if (linked) {
     await core.db.oauth.touch(link);
-    return startSession(core, linked);
+    return finishSignIn(core, app, linked, `oauth:${provider}`);
   }
   try {
     const existing = identity.email && identity.emailVerified ? await core.db.tenants.findByEmail(app.id, identity.email) : undefined;
     if (existing) {
       await core.db.oauth.linkExisting(link, existing.id);
       const tenant = (await core.db.tenants.findById(app.id, existing.id))!;
-      return startSession(core, tenant);
+      await securityEvent(core, app, tenant.id, "sign_in_method.added", { method: `oauth:${provider}` });
+      return finishSignIn(core, app, tenant, `oauth:${provider}`);
     }
     return await signUp(core, app, provider, identity, inviteToken, link);
   } catch (e) {
@@ -43,7 +46,8 @@ export async function signIn(core: Core, app: AppRow, provider: OAuthProviderNam
   }
 }
 
-async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, link: OAuthLink): Promise<TokenPair> {
+/** A new tenant: no second factor yet, so tokens (with `requireMfa` the app asks it to enrol). */
+async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, identity: Identity, inviteToken: string | null, link: OAuthLink): Promise<SignInOutcome> {
   if (app.settings.signupMode === "closed") throw fail("signup_disabled", "Sign-up is closed for this app.");
   const claim = await checkSignupInvite(core, app, inviteToken);
   const now = link.at;
@@ -57,7 +61,7 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
     parentTenantId: claim?.parentTenantId ?? null,
     createdAt: now,
   };
-  const { session, refreshToken } = newSession(now);
+  const { session, refreshToken } = newSession(now, `oauth:${provider}`);
   const linkStep = core.db.oauth.linkStep(link);
   await core.db.tenants.createWithSession(tenant, session, (tenantId) => {
     linkStep(tenantId);
@@ -65,5 +69,5 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
   });
   // The address is either vouched for or a placeholder that never delivers: nothing to verify.
   await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail: false, provider });
-  return tokenPair(core, tenant, session.id, refreshToken);
+  return { tenant, tokens: await tokenPair(core, tenant, session.id, refreshToken) };
 }

@@ -7,6 +7,7 @@ import { FilesQuery, RecordsQuery, TenantSearchQuery } from "../admin/tenant-rou
 import { OutboxQuery, TEST_EVENT } from "../admin/tools-routes.ts";
 import * as data from "../data/routes.ts";
 import { BatchBody } from "../data/batch.ts";
+import { IndexesQuery } from "../data/indexes.ts";
 import * as family from "../family/routes.ts";
 import * as oauth from "../oauth/routes.ts";
 import { PlanListQuery } from "../billing/admin-routes.ts";
@@ -21,11 +22,14 @@ import { DeliveryListQuery } from "../webhooks/deliveries.ts";
 import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
+import { MFA_OPERATIONS, SignInReply } from "./mfa-operations.ts";
+import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
+import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
 /** A 2xx answer: a JSON schema, or a kind of non-JSON reply. */
-export type Success = Schema | "empty" | "html" | "redirect" | "binary";
+export type Success = Schema | "empty" | "html" | "redirect" | "binary" | "zip";
 
 export interface Operation {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -80,7 +84,8 @@ export const OPERATIONS: Operation[] = [
 
   // Tenant auth.
   { method: "POST", path: `${base}/auth/signup`, tag: "auth", summary: "Create an account and sign in", security: "appKey", body: SignupBody, responses: { 201: s.AuthReply }, errors: ["email_exists", "signup_disabled", "invite_required", "invalid_token", ...RATE] },
-  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: s.AuthReply }, errors: ["invalid_credentials", ...RATE] },
+  { method: "POST", path: `${base}/auth/login`, tag: "auth", summary: "Sign in with email and password", security: "appKey", body: auth.LoginBody, responses: { 200: SignInReply }, errors: ["invalid_credentials", ...RATE],
+    description: "A tenant with two-factor authentication (or any tenant, with `settings.auth.requireMfa`) gets `{ mfaRequired: true, mfaTicket, methods, … }` in place of tokens: answer it with `POST /auth/mfa/verify`." },
   { method: "POST", path: `${base}/auth/refresh`, tag: "auth", summary: "Rotate the refresh token for a new access token", security: "appKey", body: auth.RefreshBody, responses: { 200: s.TokenPair }, errors: ["invalid_credentials", "session_ended", ...RATE],
     description: "The refresh token is single-use: a token already rotated (outside a short grace window for concurrent refreshes) ends the whole session (`session_ended`)." },
   { method: "POST", path: `${base}/auth/logout`, tag: "auth", summary: "End this session", security: "tenant", body: auth.LogoutBody, responses: { 204: "empty" } },
@@ -200,20 +205,39 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${appAdmin}/webhook-deliveries`, tag: "webhooks", summary: "The delivery log, newest first (optionally of one status)", security: "developer", query: DeliveryListQuery, responses: { 200: s.WebhookDeliveries } },
   { method: "GET", path: `${appAdmin}/webhook-deliveries/:deliveryId`, tag: "webhooks", summary: "One delivery with the exact body it sent", security: "developer", responses: { 200: s.WebhookDelivery },
     description: "`body` is the raw JSON text that was signed and sent (for `invalid_config`, the text that would have been), so a signature can be re-verified against it; `null` with `bodyNote` saying why when it is not kept (bodies are kept 30 days, rows 90)." },
-  { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", responses: { 200: s.RecordIndexes } },
+  { method: "GET", path: `${appAdmin}/indexes`, tag: "admin", summary: "The app's record indexes: declared fields and the ones tenantd built automatically", security: "developer", query: IndexesQuery, responses: { 200: s.RecordIndexes } },
   { method: "GET", path: `${appAdmin}/outbox`, tag: "admin", summary: "The development outbox: emails the app sent, newest first", security: "developer", query: OutboxQuery, responses: { 200: s.OutboxMessages },
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
+  ...MFA_OPERATIONS,
+  ...SIGN_IN_OPERATIONS,
+
+  // Audit trail (docs/audit.md).
+  { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
+    description: "`action` is one action or a prefix ending in `*` (`tenant.*`); `cursor` is the previous page's `nextCursor`. Each entry's `hash` seals it and the entry before it (`tenantd audit verify`)." },
+  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict"],
+    description: "Streamed as it is read: nothing is kept on the server, and memory stays flat however large the export. One export per account at a time (`409 conflict` while one is being read). docs/export.md lists the archive's files." },
+  { method: "GET", path: `${base}/admin/cron`, tag: "hooks", summary: "Scheduled jobs (the hooks module's cron) with their last 20 runs and failures", security: "developer", responses: { 200: s.CronRuns },
+    description: "Each run names the node that claimed it: one node runs each scheduled time. docs/hooks.md." },
+  { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },
 ];
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */
 export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }> = {
   "tenant.deleted": {
     summary: "A tenant was deleted (by itself or by the developer); `email` was captured before deletion.",
-    payload: v.strictObject({ reason: v.picklist(["self_delete", "admin_delete"]), locale: v.nullable(v.string()) }),
+    payload: v.strictObject({ reason: v.picklist(["self_delete", "admin_delete", "anonymous_idle"]), locale: v.nullable(v.string()) }),
   },
   "tenant.email.resend_verification": {
     summary: "A verification email was asked for again; an app that sends its own email uses the token or URL.",
     payload: v.strictObject({ verifyToken: v.string(), verifyUrl: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()) }),
+  },
+  "tenant.security": {
+    summary: "The tenant's sign-in changed (the tenant is also told by email): `type` says how.",
+    payload: v.looseObject({ type: v.picklist(["passkey.added", "passkey.removed", "mfa.enabled", "mfa.disabled", "mfa.recovery_code_used", "sign_in_method.added"]) }),
+  },
+  "audit.entry": {
+    summary: "An entry was added to the app's audit trail (only when the app sets `audit.webhook: true`). `email` is null.",
+    payload: v.strictObject({ entry: s.AuditEntry }),
   },
   [TEST_EVENT]: {
     summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",

@@ -238,6 +238,9 @@ export const RecordIndexes = obj({
       lastUsedAt: isoOrNull,
     }),
   ),
+  total: v.number(),
+  limit: v.number(),
+  offset: v.number(),
 });
 export const Health = obj({ status: v.literal("ok"), version: v.string() });
 export const Ready = obj({ status: v.literal("ready"), version: v.string() });
@@ -273,4 +276,44 @@ export const WebhookEvent = obj({
   tenantId: v.nullable(v.string()),
   email: v.nullable(v.string()),
   payload: JsonObject,
+});
+
+export const AuditEntry = obj({
+  id: v.string(),
+  seq: v.number(),
+  at: iso,
+  actor: obj({ type: v.picklist(["developer", "tenant", "operator", "system"]), id: v.nullable(v.string()) }),
+  action: v.string(),
+  tenantId: v.nullable(v.string()),
+  target: v.nullable(v.string()),
+  ip: v.nullable(v.string()),
+  client: v.nullable(v.string()),
+  requestId: v.nullable(v.string()),
+  details: v.nullable(JsonObject),
+  hash: v.string(),
+  prevHash: v.string(),
+});
+export const AuditPage = obj({ entries: v.array(AuditEntry), nextCursor: v.nullable(v.string()) });
+export const ActivityEntry = obj({
+  id: v.string(),
+  at: iso,
+  action: v.string(),
+  /** `you`, or who else acted on the account: developer, operator, system */
+  actor: v.string(),
+  ip: v.nullable(v.string()),
+  client: v.nullable(v.string()),
+  details: v.nullable(JsonObject),
+});
+export const ActivityPage = obj({ activity: v.array(ActivityEntry), nextCursor: v.nullable(v.string()) });
+export const CronRuns = obj({
+  /** the node that answered */
+  node: v.string(),
+  jobs: v.array(
+    obj({
+      name: v.string(),
+      /** null for a job this node does not define (runs of a job since removed, or defined on other nodes only) */
+      schedule: v.nullable(v.string()),
+      runs: v.array(obj({ scheduledAt: iso, node: v.string(), startedAt: iso, finishedAt: isoOrNull, status: v.picklist(["running", "ok", "failed"]), error: v.nullable(v.string()) })),
+    }),
+  ),
 });

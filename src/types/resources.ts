@@ -99,7 +99,7 @@ export type WebhookEventName = "tenant.deleted" | "tenant.email.resend_verificat
 
 /** The JSON body of a webhook delivery (verify the signature over the raw bytes first). */
 export type WebhookEvent =
-  | WebhookEnvelope<"tenant.deleted", { reason: "self_delete" | "admin_delete"; locale: string }>
+  | WebhookEnvelope<"tenant.deleted", { reason: "self_delete" | "admin_delete" | "anonymous_idle"; locale: string }>
   | WebhookEnvelope<"tenant.email.resend_verification", { verifyToken: string; verifyUrl: string; expiresAt: string }>;
 
 export interface WebhookEnvelope<E extends string = string, P = Record<string, unknown>> {

@@ -2,7 +2,7 @@ import type { Core } from "../core.ts";
 import { newId } from "../crypto/random.ts";
 
 /** Event names tenantd sends. Receivers must ignore names they do not know. */
-export type WebhookEventName = "tenant.deleted" | "tenant.email.resend_verification" | "webhook.test";
+export type WebhookEventName = "tenant.deleted" | "tenant.email.resend_verification" | "webhook.test" | "tenant.security" | "audit.entry";
 
 export interface NewEvent {
   appId: string;

@@ -40,7 +40,9 @@ export const COPY_TABLES: CopyTable[] = [
     { id: "text", app_id: "text", email: "text", password_hash: "text", email_verified_at: "int", locale: "text", parent_tenant_id: "text", created_at: "int", deleting_at: "int" },
     { deferred: ["parent_tenant_id"] },
   ),
-  t("sessions", ["id"], { id: "text", tenant_id: "text", app_id: "text", created_at: "int", expires_at: "int", ended_at: "int", end_reason: "text" }),
+  t("sessions", ["id"], {
+    id: "text", tenant_id: "text", app_id: "text", created_at: "int", expires_at: "int", ended_at: "int", end_reason: "text", authenticated_at: "int", auth_methods: "text",
+  }),
   t("refresh_tokens", ["token_hash"], { token_hash: "text", session_id: "text", created_at: "int", rotated_at: "int", successor_hash: "text", successor_sealed: "text" }),
   t("email_tokens", ["token_hash"], { token_hash: "text", app_id: "text", tenant_id: "text", purpose: "text", created_at: "int", expires_at: "int", used_at: "int" }),
   t(
@@ -86,18 +88,38 @@ export const COPY_TABLES: CopyTable[] = [
   t("oauth_states", ["state_hash"], {
     state_hash: "text", app_id: "text", provider: "text", redirect_url: "text", invite_token: "text", code_verifier: "text", browser_hash: "text", created_at: "int", expires_at: "int", used_at: "int",
   }),
+  t("tenant_totp", ["tenant_id"], { tenant_id: "text", app_id: "text", secret_sealed: "text", confirmed_at: "int", last_step: "int", created_at: "int" }),
+  t("recovery_codes", ["tenant_id", "code_hash"], { tenant_id: "text", code_hash: "text", created_at: "int", used_at: "int" }),
+  t("passkeys", ["id"], {
+    id: "text", app_id: "text", tenant_id: "text", credential_id: "text", public_key: "text", counter: "int", transports: "text", name: "text", created_at: "int", last_used_at: "int",
+  }),
+  t("auth_challenges", ["hash"], { hash: "text", app_id: "text", tenant_id: "text", kind: "text", data: "text", attempts: "int", created_at: "int", expires_at: "int", used_at: "int" }),
+  t("signing_keys", ["kid"], { kid: "text", app_id: "text", public_key: "text", private_key_sealed: "text", created_at: "int", retired_at: "int" }),
+  t("email_sign_ins", ["id"], {
+    id: "text", app_id: "text", email: "text", link_hash: "text", code_hash: "text", attempts: "int", created_at: "int", expires_at: "int", used_at: "int",
+  }),
+  t("anonymous_tenants", ["tenant_id"], { tenant_id: "text", app_id: "text", created_at: "int" }),
+  t("audit_log", ["app_id", "seq"], {
+    app_id: "text", seq: "int", id: "text", at: "int", actor_type: "text", actor_id: "text", action: "text", tenant_id: "text", target: "text", ip: "text",
+    client: "text", request_id: "text", details: "text", prev_hash: "text", hash: "text",
+  }),
+  t("audit_heads", ["app_id"], { app_id: "text", seq: "int", hash: "text", pruned_seq: "int", pruned_hash: "text" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */
 export const NOT_COPIED: Record<string, string> = {
   schema_migrations: "each engine's own migration versions; the target is migrated to the current schema before the copy",
   record_auto_indexes: "each engine's bookkeeping of automatic record indexes: rebuilt on the target when lists use the fields again",
+  record_field_indexes: "SQLite's per-field record indexes: declared ones are built again from the copied settings, automatic ones when lists use the fields again",
+  record_field_entries: "the entries of SQLite's per-field record indexes: the target builds its own",
+  record_field_drops: "SQLite's per-field record indexes being dropped: nothing to carry over",
   record_scopes: "PostgreSQL's per-collection record counts and versions: its triggers count the copied records as they are written",
   sqlite_sequence: "SQLite's AUTOINCREMENT counters: follow the copied seq values by themselves",
   change_counters: "PostgreSQL's cache-invalidation counters: the target's count its own changes",
   rate_windows: "PostgreSQL's shared rate-limit windows (SQLite keeps them in memory): counters, not data; they start afresh",
   login_failures: "PostgreSQL's shared sign-in failure counts (SQLite keeps them in memory): they start afresh",
   login_devices: "PostgreSQL's shared record of devices that signed in (SQLite keeps it in memory): known again at their next sign-in",
+  cron_runs: "the last runs of scheduled jobs: a log of this store's nodes; the target's nodes keep their own",
   maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",
   records_fts: "SQLite's full-text index of records: rebuilt from the records by the search sync at the target's first start",
   records_fts_data: "a shadow table of SQLite's records_fts (full-text index): rebuilt with it",

@@ -3,6 +3,7 @@ import type { AutoIndexInfo } from "../types.ts";
 import { AUTO_INDEX, type AutoIndexLimits } from "../sqlite/record-auto-indexes.ts";
 import { pgAutoIndex, PG_AUTO_INDEX_NAME } from "./record-indexes.ts";
 import type { IndexDdl } from "./index-ddl.ts";
+import { createAutoIndexRule } from "../../data/auto-index-rule.ts";
 
 /** A claim older than this is taken over: the node building it is presumed gone. */
 const STALE_CLAIM_MS = 3600 * 1000;
@@ -46,6 +47,7 @@ export function createPgAutoIndexes(sql: PgSql, ddl: IndexDdl, limits: AutoIndex
   const running = new Set<Promise<void>>();
   const touched = new Map<string, number>();
   let lastSweep = -Infinity;
+  const rule = createAutoIndexRule(limits);
 
   async function reload() {
     const rows = await sql<Pick<Row, "appId" | "collection" | "path">[]>`SELECT app_id, collection, path FROM record_auto_indexes WHERE state = 'ready'`;
@@ -154,7 +156,8 @@ export function createPgAutoIndexes(sql: PgSql, ddl: IndexDdl, limits: AutoIndex
           const known = new Set(
             (await sql<{ path: string }[]>`SELECT path FROM record_auto_indexes WHERE app_id = ${scope.appId} AND collection = ${scope.collection} AND path IN ${sql(due)}`).map((x) => x.path),
           );
-          for (const path of due) if (!known.has(path)) await build(scope.appId, scope.collection, path, now);
+          // Several tenants must ask, within the app's build budget (src/data/auto-index-rule.ts).
+          for (const path of due) if (!known.has(path) && rule.ask(scope.appId, scope.collection, path, scope.tenantId, now) === "build") await build(scope.appId, scope.collection, path, now);
         })().catch(() => undefined),
       );
     },

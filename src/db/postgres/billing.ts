@@ -2,7 +2,7 @@ import type { PgQuery, PgSql } from "./connection.ts";
 import type { BillingRepository } from "../repositories.ts";
 
 import type { DevSessionRow, Entitlements, PlanRow, SubscriptionRow, UsageIncrement, UsageRow } from "../types.ts";
-import { ENTITLING_STATUSES } from "../shared.ts";
+import { ENTITLING_STATUSES, MAX_USAGE_KEYS } from "../shared.ts";
 
 type RawPlan = Omit<PlanRow, "entitlements"> & { entitlements: string };
 const toPlan = (r: RawPlan): PlanRow => ({ ...r, entitlements: JSON.parse(r.entitlements) as Entitlements });
@@ -142,7 +142,9 @@ export async function incrementUsageIn(q: PgQuery, u: UsageIncrement): Promise<n
   const [r] = await q<{ count: number }[]>`
     INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count)
     SELECT ${u.tenantId}, ${u.featureKey}, ${u.period}, ${u.periodStart}, ${u.appId}, ${u.by}
-    WHERE ${u.limit}::bigint IS NULL OR ${u.by}::bigint <= ${u.limit}::bigint
+    WHERE (${u.limit}::bigint IS NULL OR ${u.by}::bigint <= ${u.limit}::bigint)
+      AND (EXISTS (SELECT 1 FROM billing_usage WHERE tenant_id = ${u.tenantId} AND feature_key = ${u.featureKey} AND period = ${u.period} AND period_start = ${u.periodStart})
+        OR (SELECT COUNT(*) FROM billing_usage WHERE tenant_id = ${u.tenantId} AND period = ${u.period} AND period_start = ${u.periodStart}) < ${MAX_USAGE_KEYS})
     ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
     WHERE billing_usage.app_id = excluded.app_id AND (${u.limit}::bigint IS NULL OR billing_usage.count + excluded.count <= ${u.limit}::bigint)
     RETURNING count`;

@@ -29,6 +29,10 @@ export function createPgFilesRepo(sql: PgSql): FilesRepository {
       const [u] = await sql<{ n: number }[]>`SELECT COALESCE(SUM(size_bytes), 0)::bigint AS n FROM files WHERE app_id = ${appId} AND tenant_id = ${tenantId}`;
       return u!.n;
     },
+    async count(appId, tenantId) {
+      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*)::bigint AS n FROM files WHERE app_id = ${appId} AND tenant_id = ${tenantId}`;
+      return c!.n;
+    },
     async find(appId, tenantId, id) {
       const [r] = await sql<FileRow[]>`SELECT * FROM files WHERE app_id = ${appId} AND tenant_id = ${tenantId} AND id = ${id}`;
       return r;

@@ -17,11 +17,14 @@ import { createPgInvitesRepo } from "./invites.ts";
 import { createPgFamilyRepo } from "./family.ts";
 import { createPgRecordsRepo } from "./records.ts";
 import { createPgAdminRepo } from "./admin.ts";
+import { createPgMfaRepo } from "./mfa.ts";
 import { createPgClusterRepo } from "./cluster.ts";
+import { createPgAuditRepo, createPgCronRepo } from "./audit.ts";
 import type { PgChanges } from "./changes.ts";
 import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
-import { createScopeFolds } from "./record-scopes.ts";
+import { createPgSigningKeysRepo } from "./signing-keys.ts";
+import { createPgSignInRepo } from "./sign-in.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -32,14 +35,13 @@ export const PG_CACHE_SIZE = 50_000;
  * from memory between announced changes; without it, every call reads the database.
  */
 export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositories {
-  const folds = createScopeFolds(sql);
   const repos = {
     meta: createPgMetaRepo(sql),
     apps: createPgAppsRepo(sql, readSettings),
     developers: createPgDevelopersRepo(sql),
     tenants: createPgTenantsRepo(sql),
     sessions: createPgSessionsRepo(sql),
-    stats: createPgStatsRepo(sql, folds),
+    stats: createPgStatsRepo(sql),
     oauth: createPgOAuthRepo(sql),
     emailTokens: createPgEmailTokensRepo(sql),
     outbox: createPgOutboxRepo(sql),
@@ -48,9 +50,14 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     billing: createPgBillingRepo(sql),
     invites: createPgInvitesRepo(sql),
     family: createPgFamilyRepo(sql),
-    records: createPgRecordsRepo(sql, folds, changes),
+    records: createPgRecordsRepo(sql, changes),
     admin: createPgAdminRepo(sql),
+    mfa: createPgMfaRepo(sql),
+    audit: createPgAuditRepo(sql),
+    cron: createPgCronRepo(sql),
     cluster: createPgClusterRepo(sql),
+    signingKeys: createPgSigningKeysRepo(sql),
+    signIn: createPgSignInRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;
 }
@@ -72,7 +79,9 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
     sessions: announcing(
       {
         ...repos.sessions,
-        state: (id: string) => sessions.get(id),
+        // A session's expiry only moves later (a refresh), which is not announced: a kept
+        // state that looks expired is read again before anyone is refused.
+        state: (id: string, now?: number) => sessions.get(id, (s) => s.expiresAt > (now ?? Date.now())),
       },
       changes,
       {
@@ -118,5 +127,11 @@ function withChangeFeed(sql: PgSql, repos: Repositories, changes: PgChanges): Re
       },
     ),
     apps: announcing(repos.apps, changes, { remove: EVERYTHING }),
+    // A password change ends the tenant's other sessions.
+    mfa: announcing(repos.mfa, changes, { changePassword: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)] }),
+    signIn: announcing(repos.signIn, changes, {
+      proveInbox: ([, tenantId]) => ["s:*", ...tenant(tenantId as string)],
+      upgradeAnonymous: ([, tenantId]) => tenant(tenantId as string),
+    }),
   };
 }

@@ -1,7 +1,6 @@
 import { createHash, hkdfSync } from "node:crypto";
 import type { PgSql } from "./connection.ts";
 import type { MetaRepository, StatsRepository } from "../repositories.ts";
-import { FOLD_DELTAS, type ScopeFolds } from "./record-scopes.ts";
 import { ConfigError } from "../../config.ts";
 
 /** The server_meta row holding the fingerprint of the server key every node on the database shares. */
@@ -46,7 +45,7 @@ export function createPgMetaRepo(sql: PgSql): MetaRepository {
   };
 }
 
-export function createPgStatsRepo(sql: PgSql, folds: ScopeFolds): StatsRepository {
+export function createPgStatsRepo(sql: PgSql): StatsRepository {
   return {
     async appUsage(appId, monthStart) {
       const [r] = await sql<{ tenants: number; records: number; fileBytes: number; deliveries: number }[]>`
@@ -57,9 +56,8 @@ export function createPgStatsRepo(sql: PgSql, folds: ScopeFolds): StatsRepositor
       return { appId, tenants: r!.tenants, records: r!.records, fileBytes: r!.fileBytes, webhookDeliveriesThisMonth: r!.deliveries };
     },
     async tenantRecords(appId, tenantId) {
-      // Kept by migration 5's triggers: a few rows per collection, not the records.
-      const [r] = await sql<{ n: number; deltas: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n, COUNT(*) AS deltas FROM record_scopes WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
-      if (r!.deltas > FOLD_DELTAS) folds.fold(appId, tenantId);
+      // Kept by triggers (migrations 5 and 7): a few counters per collection, not the records.
+      const [r] = await sql<{ n: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n FROM record_scopes WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
       return r!.n;
     },
   };

@@ -1,11 +1,15 @@
 import type { PgSql } from "./connection.ts";
 import { initialSchema } from "./schema.ts";
+import { mfaSchema } from "./schema-8.ts";
 import { securityDashboardDeliveriesSchema } from "./schema-2.ts";
 import { sharedStateSchema } from "./schema-3.ts";
 import { listOrderIndexesSchema } from "./schema-4.ts";
 import { recordScopesSchema } from "./schema-5.ts";
 import { knownDevicesSchema } from "./schema-6.ts";
-import { idempotencySchema } from "./schema-7.ts";
+import { recordScopeStripesSchema } from "./schema-7.ts";
+import { signInSchema } from "./schema-9.ts";
+import { auditCronSchema } from "./schema-10.ts";
+import { idempotencySchema } from "./schema-11.ts";
 
 export interface PgMigration {
   version: number;
@@ -24,7 +28,11 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 4, name: "list-order-indexes", sql: listOrderIndexesSchema },
   { version: 5, name: "record-scopes-and-changes", sql: recordScopesSchema },
   { version: 6, name: "login-devices", sql: knownDevicesSchema },
-  { version: 7, name: "idempotency-keys", sql: idempotencySchema },
+  { version: 7, name: "record-scope-stripes", sql: recordScopeStripesSchema },
+  { version: 8, name: "mfa-passkeys", sql: mfaSchema },
+  { version: 9, name: "sign-in", sql: signInSchema },
+  { version: 10, name: "audit-and-cron", sql: auditCronSchema },
+  { version: 11, name: "idempotency-keys", sql: idempotencySchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */

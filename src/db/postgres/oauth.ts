@@ -7,7 +7,7 @@ import { TENANT_COLUMNS } from "./tenants.ts";
 /** States are kept this long after they expire, so a late replay is still told apart from a forged state (as on SQLite). */
 const STATE_RETENTION_MS = 60 * 60 * 1000;
 
-async function link(tx: PgTx | PgSql, l: OAuthLink, tenantId: string): Promise<void> {
+export async function link(tx: PgTx | PgSql, l: OAuthLink, tenantId: string): Promise<void> {
   await tx`INSERT INTO oauth_accounts (app_id, provider, provider_account_id, tenant_id, email, email_verified, linked_at, last_login_at)
     VALUES (${l.appId}, ${l.provider}, ${l.providerAccountId}, ${tenantId}, ${l.email}, ${l.emailVerified}, ${l.at}, ${l.at})`;
 }

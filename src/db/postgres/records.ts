@@ -10,18 +10,20 @@ import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts"
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { batchStep, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
-import { FOLD_DELTAS, type ScopeFolds } from "./record-scopes.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
 
 /** A page row with its scope's version and the total; one row of NULLs when the page is empty. */
-type ListRow = { version: number; deltas: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
+type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
 
 type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
+
+/** Optimistic attempts of an update before it takes the row's lock instead. */
+const OPTIMISTIC_ATTEMPTS = 3;
 
 /** List texts prepared per period, and texts remembered as seen once. */
 const PREPARED_LISTS = 500;
@@ -55,7 +57,7 @@ function createPreparedTexts(now: () => number = Date.now) {
   };
 }
 
-export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgChanges): RecordsRepository {
+export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
   const totals = createVersionedTotals();
   const preparedText = createPreparedTexts();
   const ddl = createIndexDdl(sql);
@@ -91,13 +93,19 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     for (const field of unique) {
       const value = valueAtPath(data, field);
       if (value === undefined || value === null) continue;
-      const key = JSON.stringify([scope.appId, scope.tenantId, scope.collection, field, value]);
-      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+      // The lock and the check are sent together; PostgreSQL runs the check (with its own
+      // snapshot) once the lock is held.
+      const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, field, value as Json)}, 0))`;
       const w = whereSql(scope, [{ target: { kind: "field", path: field }, op: "$eq", value }]);
-      const found = await run(tx, `SELECT 1 FROM records WHERE ${w.sql} AND seq <> $${w.params.length + 1}::bigint LIMIT 1`, [...w.params, exceptSeq]);
-      if (found.length > 0) throw new UniqueConflict(field);
+      const text = `SELECT 1 FROM records WHERE ${w.sql} AND seq <> $${w.params.length + 1}::bigint LIMIT 1`;
+      const found = tx.unsafe(text, [...w.params, exceptSeq] as never[], { prepare: preparedText(text) });
+      await locked;
+      if ((await found).length > 0) throw new UniqueConflict(field);
     }
   }
+
+  /** The advisory lock's name for writers of one value of a unique field in a scope. */
+  const uniqueKey = (scope: RecordScope, field: string, value: Json) => JSON.stringify([scope.appId, scope.tenantId, scope.collection, field, value]);
 
   /** The record's words in record_search, when its collection has search on (scope.search). */
   async function indexText(tx: Runner, scope: RecordScope, seq: number, data: unknown, language = scope.search) {
@@ -108,13 +116,24 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
       ON CONFLICT (seq) DO UPDATE SET lang = excluded.lang, tsv = excluded.tsv, fields = excluded.fields`;
   }
 
-  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+  /**
+   * The quota is checked by the INSERT itself (it inserts nothing past the cap): with no
+   * unique field to check first, a create is one round trip.
+   */
+  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
     await assertUnique(tx, scope, data, unique, -1);
     const text = JSON.stringify(data);
-    const [r] = await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
-      VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`;
-    await indexText(tx, scope, r!.seq, data);
-    return { seq: r!.seq, id, data: text, createdAt: now, updatedAt: now };
+    const [r] =
+      cap === null
+        ? await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+            VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`
+        : await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+            SELECT ${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}::bigint, ${now}::bigint
+            WHERE (SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}) < ${cap}
+            RETURNING seq`;
+    if (!r) throw new QuotaReached(cap!);
+    await indexText(tx, scope, r.seq, data);
+    return { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
   async function updateRow(tx: PgTx, scope: RecordScope, row: RecordRow, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, unique: readonly string[]) {
@@ -126,14 +145,31 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     return { ...row, data: text, updatedAt: now };
   }
 
-  async function upsertRow(tx: PgTx, scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) {
+  async function upsertRow(
+    tx: PgTx,
+    scope: RecordScope,
+    key: { field: string; value: Json },
+    newId: string,
+    data: Record<string, unknown>,
+    transform: DataTransform,
+    now: number,
+    unique: readonly string[],
+    cap: number | null,
+  ) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
-    const lockKey = JSON.stringify([scope.appId, scope.tenantId, scope.collection, key.field, key.value]);
-    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
+    // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
+    const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
     const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-    const [existing] = await run<RecordRow>(tx, `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 1 FOR UPDATE`, w.params);
-    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, unique), created: false };
-    return { row: await insertRow(tx, scope, newId, data, now, unique), created: true };
+    const text = `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2 FOR UPDATE`;
+    const found = tx.unsafe<RecordRow[]>(text, w.params as never[], { prepare: preparedText(text) });
+    await locked;
+    const [existing, duplicate] = await found;
+    // The lookup already answers the unique check of a scalar key (as on SQLite): no record
+    // holds the value, or exactly one does. Only the other unique fields need their own query.
+    const settled = !duplicate && (key.value === null || typeof key.value !== "object");
+    const others = settled ? unique.filter((f) => f !== key.field) : unique;
+    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others), created: false };
+    return { row: await insertRow(tx, scope, newId, data, now, others, cap), created: true };
   }
 
   const removeRow = async (q: Runner, scope: RecordScope, id: string) =>
@@ -143,13 +179,13 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
   async function write(tx: PgTx, w: BatchWrite, now: number): Promise<BatchOutcome> {
     switch (w.kind) {
       case "insert":
-        return insertRow(tx, w.scope, w.id, w.data, now, w.unique);
+        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap);
       case "update": {
         const row = await byId(tx, w.scope, w.id, true);
         return row && updateRow(tx, w.scope, row, w.transform, now, w.unique);
       }
       case "upsert":
-        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique);
+        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
       case "remove":
         return removeRow(tx, w.scope, w.id);
       case "usage":
@@ -196,9 +232,9 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
       const order = orderSql(sort, pinnedField(scope, conditions, sort));
-      const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records, COUNT(*) AS deltas FROM record_scopes
+      const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
-         SELECT s.version, s.deltas, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
+         SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
              SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER () AS n
@@ -209,7 +245,6 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
          ORDER BY p.n`;
       const rows = await sql.unsafe<ListRow[]>(text, params as never[], { prepare: preparedText(text) });
       const first = rows[0]!;
-      if (first.deltas > FOLD_DELTAS) folds.fold(scope.appId, scope.tenantId);
       if (filterKey !== "" && kept?.version !== first.version) totals.set(scopeKey, filterKey, { version: first.version, total: first.total });
       const records: RecordRow[] = [];
       for (const r of rows) if (r.id !== null) records.push({ seq: r.seq, id: r.id, data: r.data, createdAt: r.createdAt, updatedAt: r.updatedAt });
@@ -217,38 +252,50 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     },
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
-    insert: (scope, id, data, now, unique) =>
+    insert: (scope, id, data, now, unique, cap) =>
       scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
-        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique))
-        : insertRow(sql, scope, id, data, now, []),
-    update: (scope, id, transform, now, unique) =>
-      sql.begin(async (tx) => {
+        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap))
+        : insertRow(sql, scope, id, data, now, [], cap),
+    async update(scope, id, transform, now, unique) {
+      // Without unique fields, two autocommitted statements instead of BEGIN, a locking read,
+      // the write and COMMIT: the write only lands on the row version that was read (xmin),
+      // and a concurrent write in between makes it read again. A collection with search on
+      // writes the record's words with it, in one transaction.
+      for (let attempt = 0; unique.length === 0 && scope.search === undefined && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+        const [row] = await sql<(RecordRow & { version: string })[]>`SELECT seq, id, data, created_at, updated_at, xmin::text AS version FROM records
+          WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
+        if (!row) return undefined;
+        const text = JSON.stringify(transform(JSON.parse(row.data) as Record<string, unknown>));
+        const written = await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
+        if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
+      }
+      return sql.begin(async (tx) => {
         const row = await byId(tx, scope, id, true);
         return row && updateRow(tx, scope, row, transform, now, unique);
-      }),
-    upsert: (scope, key, newId, data, transform, now, unique) => sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique)),
+      });
+    },
+    upsert: (scope, key, newId, data, transform, now, unique, cap) => sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap)),
     remove: (scope, id) => removeRow(sql, scope, id),
     batch: (writes, now, check, claim) =>
-      sql
-        .begin(async (tx): Promise<BatchOutcome[] | "taken"> => {
-          if (claim) {
-            const k = claim.key;
-            const claimed = await tx`INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at)
-              VALUES (${k.tenantId}, ${k.appId}, ${k.keyHash}, ${k.requestHash}, 0, NULL, ${now})
-              ON CONFLICT (tenant_id, app_id, key_hash) DO UPDATE SET request_hash = excluded.request_hash, status = 0, body = NULL, created_at = excluded.created_at
-              WHERE idempotency_keys.created_at < ${k.expiredBefore}`;
-            // Taken: a concurrent first request with the key waited for above has committed its answer.
-            if (claimed.count === 0) return "taken";
-          }
-          const outcomes: BatchOutcome[] = [];
-          for (const [i, w] of writes.entries()) outcomes.push(await batchStep(i, () => write(tx, w, now), check));
-          if (claim) {
-            const { status, body } = claim.reply(outcomes);
-            await tx`UPDATE idempotency_keys SET status = ${status}, body = ${body}
-              WHERE tenant_id = ${claim.key.tenantId} AND app_id = ${claim.key.appId} AND key_hash = ${claim.key.keyHash}`;
-          }
-          return outcomes;
-        }),
+      sql.begin(async (tx): Promise<BatchOutcome[] | "taken"> => {
+        if (claim) {
+          const k = claim.key;
+          const claimed = await tx`INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at)
+            VALUES (${k.tenantId}, ${k.appId}, ${k.keyHash}, ${k.requestHash}, 0, NULL, ${now})
+            ON CONFLICT (tenant_id, app_id, key_hash) DO UPDATE SET request_hash = excluded.request_hash, status = 0, body = NULL, created_at = excluded.created_at
+            WHERE idempotency_keys.created_at < ${k.expiredBefore}`;
+          // Taken: a concurrent first request with the key waited for above has committed its answer.
+          if (claimed.count === 0) return "taken";
+        }
+        const outcomes: BatchOutcome[] = [];
+        for (const [i, w] of writes.entries()) outcomes.push(await batchStep(i, () => write(tx, w, now), check));
+        if (claim) {
+          const { status, body } = claim.reply(outcomes);
+          await tx`UPDATE idempotency_keys SET status = ${status}, body = ${body}
+            WHERE tenant_id = ${claim.key.tenantId} AND app_id = ${claim.key.appId} AND key_hash = ${claim.key.keyHash}`;
+        }
+        return outcomes;
+      }),
     // As SQLite's syncSearch: a chunk of records per transaction.
     async syncSearch(appId, wanted) {
       await sql`DELETE FROM record_search WHERE app_id = ${appId} AND NOT (collection = ANY(${wanted.map((w) => w.collection)}::text[]))`;
@@ -312,11 +359,7 @@ export function createPgRecordsRepo(sql: PgSql, folds: ScopeFolds, changes?: PgC
     },
     dropAutoIndexes: (appId) => autos.dropApp(appId),
     autoIndexes: (appId) => autos.list(appId),
-    // Closing waits for the folds in flight too.
-    autoIndexesSettled: async () => {
-      await autos.settled();
-      await folds.settled();
-    },
+    autoIndexesSettled: () => autos.settled(),
     async explainList(scope, conditions, sort) {
       const w = whereSql(scope, conditions, new Params());
       const n = w.params.length;

@@ -52,11 +52,11 @@ export function createPgRowCache<T>(changes: PgChanges, prefix: string, load: (i
   }
 
   return {
-    /** The row, at once when kept and the feed is live; else read (and kept when safe). */
-    get(id: string): T | undefined | Promise<T | undefined> {
+    /** The row, at once when kept, the feed is live and `usable` accepts it; else read (and kept when safe). */
+    get(id: string, usable?: (value: T) => boolean): T | undefined | Promise<T | undefined> {
       if (changes.live) {
         const hit = entries.get(id);
-        if (hit && hit.epoch === changes.epoch) return hit.value;
+        if (hit && hit.epoch === changes.epoch && (!usable || usable(hit.value))) return hit.value;
       } else if (entries.size > 0) {
         entries.clear();
       }

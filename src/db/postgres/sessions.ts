@@ -13,6 +13,26 @@ export function createPgSessionsRepo(sql: PgSql): SessionsRepository {
       return r;
     },
     async rotate(oldHash, next) {
+      // The common case, a live session's current token, is one autocommitted statement: the
+      // token's row lock makes concurrent refreshes of it take turns, and the second finds it
+      // rotated, rotates nothing and goes on to the transaction below, which says why.
+      const [rotated] = await sql<(SessionState & { parentTenantId: string | null })[]>`
+        WITH rt AS (
+          UPDATE refresh_tokens r SET rotated_at = ${next.now}, successor_hash = ${next.hash}
+          FROM sessions s JOIN tenants t ON t.id = s.tenant_id
+          WHERE r.token_hash = ${oldHash} AND r.rotated_at IS NULL AND s.id = r.session_id
+            AND s.app_id = ${next.appId} AND s.ended_at IS NULL AND s.expires_at > ${next.now}
+          RETURNING s.id, s.tenant_id, s.app_id, s.ended_at, t.parent_tenant_id
+        ), successor AS (
+          INSERT INTO refresh_tokens (token_hash, session_id, created_at) SELECT ${next.hash}, id, ${next.now} FROM rt
+        ), extended AS (
+          UPDATE sessions SET expires_at = ${next.expiresAt} WHERE id IN (SELECT id FROM rt)
+        )
+        SELECT id, tenant_id, app_id, ${next.expiresAt}::bigint AS expires_at, ended_at, parent_tenant_id FROM rt`;
+      if (rotated) {
+        const { parentTenantId, ...session } = rotated;
+        return { kind: "rotated" as const, session, parentTenantId };
+      }
       return sql.begin(async (tx) => {
         // Row locks: concurrent refreshes of one token take turns, and each sees the
         // rotation (and the session's end) the one before it committed.

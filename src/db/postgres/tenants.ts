@@ -13,7 +13,7 @@ export async function tenantById(sql: PgSql, id: string): Promise<TenantRow | un
 }
 
 export async function insertSession(tx: PgTx | PgSql, tenantId: string, appId: string, s: NewSession): Promise<void> {
-  await tx`INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (${s.id}, ${tenantId}, ${appId}, ${s.createdAt}, ${s.expiresAt})`;
+  await tx`INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at, auth_methods) VALUES (${s.id}, ${tenantId}, ${appId}, ${s.createdAt}, ${s.expiresAt}, ${s.authMethods ?? null})`;
   await tx`INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (${s.refreshHash}, ${s.id}, ${s.createdAt})`;
 }
 

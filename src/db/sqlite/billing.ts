@@ -1,8 +1,8 @@
 import type { SqliteDb } from "./connection.ts";
 import { createBillingChanges } from "./billing-changes.ts";
 import { writeBatch } from "./write-batch.ts";
-import { ENTITLING_STATUSES } from "../shared.ts";
-import type { DevSessionRow, Entitlements, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageRow } from "../types.ts";
+import { ENTITLING_STATUSES, MAX_USAGE_KEYS } from "../shared.ts";
+import type { DevSessionRow, Entitlements, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageIncrement, UsageRow } from "../types.ts";
 
 interface RawPlan {
   id: string;
@@ -75,9 +75,18 @@ const ENTITLING_SQL = ENTITLING_STATUSES.map((s) => `'${s}'`).join(", ");
 
 export type BillingRepo = ReturnType<typeof createBillingRepo>;
 
-/** The usage upsert; `limit` adds a condition to its conflict clause (the counter's app is always checked). */
+/**
+ * The usage upsert; `limit` adds a condition to its conflict clause (the counter's app is
+ * always checked). A counter the tenant does not have yet is made only while it has fewer
+ * than MAX_USAGE_KEYS in the period: the count runs for a new counter alone.
+ */
+export type UsageArgs = [string, string, string, number, string, number, string, string, string, number, string, string, number];
+/** The parameters of incrementUsageSql for one increment (also run inside a record batch, records.ts). */
+export const usageArgs = (u: UsageIncrement): UsageArgs => [u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.tenantId, u.featureKey, u.period, u.periodStart, u.tenantId, u.period, u.periodStart];
 export const incrementUsageSql = (limit: string) =>
-  `INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count) VALUES (?, ?, ?, ?, ?, ?)
+  `INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count) SELECT ?, ?, ?, ?, ?, ?
+   WHERE EXISTS (SELECT 1 FROM billing_usage WHERE tenant_id = ? AND feature_key = ? AND period = ? AND period_start = ?)
+     OR (SELECT COUNT(*) FROM billing_usage WHERE tenant_id = ? AND period = ? AND period_start = ?) < ${MAX_USAGE_KEYS}
    ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
    WHERE billing_usage.app_id = excluded.app_id${limit}
    RETURNING count`;
@@ -159,9 +168,9 @@ export function createBillingRepo(db: SqliteDb) {
     // One statement: the limit check and the write cannot be split by a concurrent increment.
     // Positional values, and a statement without the limit for unlimited features: binding
     // named values and testing a NULL limit cost a quarter of an increment's instructions.
-    increment: db.prepare<[string, string, string, number, string, number], number>(incrementUsageSql("")).pluck(),
+    increment: db.prepare<[...UsageArgs], number>(incrementUsageSql("")).pluck(),
     // `by` is at most the limit (checked before): a new counter fits, an existing one only while count + by <= limit.
-    incrementWithin: db.prepare<[string, string, string, number, string, number, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
+    incrementWithin: db.prepare<[...UsageArgs, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
   };
 
   const changes = createBillingChanges(db);
@@ -264,11 +273,12 @@ export function createBillingRepo(db: SqliteDb) {
       return q.usageList.all(appId, tenantId, monthStart, dayStart).map((r) => ({ featureKey: r.feature_key, period: r.period, periodStart: r.period_start, count: r.count }));
     },
     /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
-    incrementUsage(u: { appId: string; tenantId: string; featureKey: string; period: string; periodStart: number; by: number; limit: number | null }): Promise<number | undefined> | undefined {
+    incrementUsage(u: UsageIncrement): Promise<number | undefined> | undefined {
       const { limit } = u;
-      if (limit === null) return batch.add(() => q.increment.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by));
+      const args = usageArgs(u);
+      if (limit === null) return batch.add(() => q.increment.get(...args));
       if (u.by > limit) return undefined;
-      return batch.add(() => q.incrementWithin.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, limit));
+      return batch.add(() => q.incrementWithin.get(...args, limit));
     },
   };
 }

@@ -40,6 +40,7 @@ export function createFilesRepo(db: SqliteDb) {
     ),
     deleting: db.prepare<[string, string], { one: number }>("SELECT 1 AS one FROM tenants WHERE app_id = ? AND id = ? AND deleting_at IS NOT NULL"),
     used: db.prepare<[string, string], { n: number }>("SELECT COALESCE(SUM(size_bytes), 0) AS n FROM files WHERE app_id = ? AND tenant_id = ?"),
+    count: db.prepare<[string, string], number>("SELECT COUNT(*) FROM files WHERE app_id = ? AND tenant_id = ?").pluck(),
     find: db.prepare<[string, string, string], RawFile>("SELECT * FROM files WHERE app_id = ? AND tenant_id = ? AND id = ?"),
     findPublic: db.prepare<[string], RawFile>("SELECT * FROM files WHERE id = ?"),
     remove: db.prepare<[string, string, string]>("DELETE FROM files WHERE app_id = ? AND tenant_id = ? AND id = ?"),
@@ -72,6 +73,10 @@ export function createFilesRepo(db: SqliteDb) {
     /** Bytes the tenant stores now. */
     async usedBytes(appId: string, tenantId: string): Promise<number> {
       return q.used.get(appId, tenantId)!.n;
+    },
+    /** Files the tenant stores now. */
+    async count(appId: string, tenantId: string): Promise<number> {
+      return q.count.get(appId, tenantId)!;
     },
     /** The tenant's own file; another tenant's or app's is undefined. */
     async find(appId: string, tenantId: string, id: string): Promise<FileRow | undefined> {

@@ -15,17 +15,18 @@ import { createInvitesRepo } from "./invites.ts";
 import { createFamilyRepo } from "./family.ts";
 import { createMetaRepo } from "./meta.ts";
 import { createAdminRepo } from "./admin.ts";
+import { createAuditRepo, createCronRepo } from "./audit.ts";
 import { readSettings } from "../../apps/settings.ts";
-import { gateWrites } from "./write-gate.ts";
+import { createMfaRepo } from "./mfa.ts";
+import { createSigningKeysRepo } from "./signing-keys.ts";
+import { createSignInRepo } from "./sign-in.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
- * atomic on its own, so another SQL engine can stand behind the same signatures. While an
- * automatic index builds, a method that meets the build's write lock waits for it and runs
- * again (write-gate.ts).
+ * atomic on its own, so another SQL engine can stand behind the same signatures.
  */
 export function createRepositories(sqlite: SqliteDb) {
-  return gateWrites(sqlite, {
+  return {
     meta: createMetaRepo(sqlite),
     apps: createAppsRepo(sqlite, readSettings),
     developers: createDevelopersRepo(sqlite),
@@ -42,7 +43,12 @@ export function createRepositories(sqlite: SqliteDb) {
     invites: createInvitesRepo(sqlite),
     family: createFamilyRepo(sqlite),
     admin: createAdminRepo(sqlite),
-  });
+    mfa: createMfaRepo(sqlite),
+    signingKeys: createSigningKeysRepo(sqlite),
+    signIn: createSignInRepo(sqlite),
+    audit: createAuditRepo(sqlite),
+    cron: createCronRepo(sqlite),
+  };
 }
 
 /** Areas see the engine-neutral interfaces (repositories.ts); sqlite-conformance.ts checks the SQLite side. */

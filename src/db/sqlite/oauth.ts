@@ -51,6 +51,14 @@ export function prepareDropUnverifiedLinks(db: SqliteDb): (appId: string, tenant
   };
 }
 
+/** Links a provider account to a tenant: a step inside the caller's transaction. */
+export function prepareLink(db: SqliteDb): (l: OAuthLink, tenantId: string) => void {
+  const insert = db.prepare<[string, string, string, string, string | null, number, number, number]>(
+    "INSERT INTO oauth_accounts (app_id, provider, provider_account_id, tenant_id, email, email_verified, linked_at, last_login_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  return (l, tenantId) => void insert.run(l.appId, l.provider, l.providerAccountId, tenantId, l.email, l.emailVerified ? 1 : 0, l.at, l.at);
+}
+
 export function createOAuthRepo(db: SqliteDb) {
   const q = {
     insertState: db.prepare<[string, string, string, string, string | null, string | null, string, number, number]>(
@@ -69,9 +77,6 @@ export function createOAuthRepo(db: SqliteDb) {
     touch: db.prepare<[string | null, number, string, string, string]>(
       "UPDATE oauth_accounts SET email = ?, last_login_at = ? WHERE app_id = ? AND provider = ? AND provider_account_id = ?",
     ),
-    insertLink: db.prepare<[string, string, string, string, string | null, number, number, number]>(
-      "INSERT INTO oauth_accounts (app_id, provider, provider_account_id, tenant_id, email, email_verified, linked_at, last_login_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    ),
     claimTenant: db.prepare<[number, string, string]>(
       "UPDATE tenants SET email_verified_at = ?, password_hash = NULL WHERE app_id = ? AND id = ? AND email_verified_at IS NULL",
     ),
@@ -81,8 +86,7 @@ export function createOAuthRepo(db: SqliteDb) {
     ),
   };
 
-  const link = (l: OAuthLink, tenantId: string) =>
-    q.insertLink.run(l.appId, l.provider, l.providerAccountId, tenantId, l.email, l.emailVerified ? 1 : 0, l.at, l.at);
+  const link = prepareLink(db);
 
   const createState = db.transaction((s: Omit<OAuthStateRow, "usedAt">) => {
     q.purgeStates.run(s.createdAt - STATE_RETENTION_MS);

@@ -1,6 +1,6 @@
 /**
  * Settings every tenantd connection to the SQLite file shares: the server's (connection.ts)
- * and an automatic index build's on its worker thread (auto-index-worker.ts).
+ * and the checkpointer's on its worker thread (checkpoint-worker.ts).
  */
 
 /** How long a write waits for another connection's write lock before failing with SQLITE_BUSY. */

@@ -1,4 +1,4 @@
-import { COLLECTION_NAME, FIELD_PATH } from "../../apps/settings.ts";
+import { FIELD_PATH } from "../../apps/settings.ts";
 import type { Condition, Json, KeyTerm, Operator, SortKey, Target, TextCondition } from "../../data/query.ts";
 import { searchTerms, type SearchTerm } from "../../data/text.ts";
 import type { RecordScope } from "../types.ts";
@@ -12,10 +12,10 @@ import type { RecordScope } from "../types.ts";
  * cross types. The rank expression is also the second-to-last column of every per-field
  * index, so typed filters and sorts on indexed fields walk the index.
  *
- * JSON paths are bound as parameters, except for the app's indexed fields: an expression
- * index only matches a query that repeats its expression literally, so those paths (checked
- * against FIELD_PATH again right here) are written into the SQL text, as are the app id and
- * collection that pin the partial index.
+ * JSON paths are bound as parameters. A list that narrows or sorts on a field with a complete
+ * per-field index (record-field-index.ts) reads through it: the index's entries drive the
+ * query (`e`, joined to the record `r` by seq), and that field's rank and value are the
+ * entry's columns, equal by construction to the expressions over the record's data.
  */
 
 export interface Fragment {
@@ -23,32 +23,26 @@ export interface Fragment {
   params: unknown[];
 }
 
-export const APP_ID = /^[A-Za-z0-9_]{1,64}$/;
-/** What jsonPath() yields for a FIELD_PATH: safe inside an SQL string literal. */
-export const JSON_PATH_TEXT = /^[$A-Za-z0-9_."-]+$/;
-
 /** `a.b` → `$."a"."b"`. Segments match FIELD_PATH, so they never hold a quote. */
 export function jsonPath(path: string): string {
   if (!FIELD_PATH.test(path)) throw new Error(`records-sql: refusing field path ${JSON.stringify(path)}`);
   return "$" + path.split(".").map((s) => `."${s}"`).join("");
 }
 
-export function literal(text: string, pattern: RegExp): string {
-  if (!pattern.test(text)) throw new Error(`records-sql: refusing literal ${JSON.stringify(text)}`);
-  return `'${text}'`;
-}
-
 export const rankSql = (p: string) =>
   `CASE json_type(data, ${p}) WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END`;
 export const valueSql = (p: string) => `json_extract(data, ${p})`;
 
-/** The rank and value expressions of a data field, as fragments (the path bound or literal). */
-function fieldExprs(path: string, scope: RecordScope): { rank: Fragment; value: Fragment } {
+/** The per-field index a list reads through: its entries' `ix`, and the field. */
+export interface Driver {
+  ix: number;
+  path: string;
+}
+
+/** The rank and value of a data field, as fragments: the driving index's columns, or over the record's data. */
+function fieldExprs(path: string, driver: Driver | undefined): { rank: Fragment; value: Fragment } {
+  if (driver?.path === path) return { rank: { sql: "e.rank", params: [] }, value: { sql: "e.value", params: [] } };
   const jp = jsonPath(path);
-  if (scope.indexed.has(path)) {
-    const lit = literal(jp, JSON_PATH_TEXT);
-    return { rank: { sql: rankSql(lit), params: [] }, value: { sql: valueSql(lit), params: [] } };
-  }
   return { rank: { sql: rankSql("?"), params: [jp] }, value: { sql: valueSql("?"), params: [jp] } };
 }
 
@@ -73,8 +67,8 @@ function join(parts: Fragment[], sep: string): Fragment {
   return { sql: parts.map((p) => p.sql).join(sep), params: parts.flatMap((p) => p.params) };
 }
 
-function fieldCondition(path: string, op: Operator, value: Json, scope: RecordScope): Fragment {
-  const { rank, value: val } = fieldExprs(path, scope);
+function fieldCondition(path: string, op: Operator, value: Json, driver: Driver | undefined): Fragment {
+  const { rank, value: val } = fieldExprs(path, driver);
   const rankIs = (r: number): Fragment => ({ sql: `${rank.sql} = ${r}`, params: rank.params });
   // The value test comes before the rank test: SQLite evaluates the terms a scan checks in
   // the order written, and the value test alone turns away most rows of a selective filter,
@@ -139,38 +133,62 @@ export const TENANT_PARAM = 0;
 
 /**
  * Tenant, app and collection, bound. App and collection go through CAST so that SQLite's
- * planner never matches them against a per-field index's WHERE (record-indexes.ts): after a
- * schema change, SQLite 3.53 plans a statement again with the values bound at that moment,
- * may pick that collection's partial index, and keeps the plan for every value bound later,
- * so the same statement then answers nothing for any other collection
- * (test/data-auto-indexes.test.ts). The plan stays a search of records_list.
+ * planner never matches them against a partial index's WHERE: after a schema change, SQLite
+ * 3.53 plans a statement again with the values bound at that moment, may pick a partial
+ * index of that collection (the per-field expression indexes of tenantd before schema 17
+ * were such), and keeps the plan for every value bound later.
  */
 export const BOUND_SCOPE = "tenant_id = ? AND app_id = CAST(? AS TEXT) AND collection = CAST(? AS TEXT)";
 
-/** The server's own predicate: tenant, app, collection. Literal when a partial index may serve. */
-export function scopeWhere(scope: RecordScope): Fragment {
-  if (scope.indexed.size === 0) return { sql: BOUND_SCOPE, params: [scope.tenantId, scope.appId, scope.collection] };
-  return {
-    sql: `tenant_id = ? AND app_id = ${literal(scope.appId, APP_ID)} AND collection = ${literal(scope.collection, COLLECTION_NAME)}`,
-    params: [scope.tenantId],
-  };
+/**
+ * The server's own predicate: tenant, app, collection. Through a driving index, its entries
+ * of the tenant joined to their records; the record's own tenant is checked as well, so an
+ * entry can never show another tenant's record.
+ */
+function scopeWhere(scope: RecordScope, driver: Driver | undefined): Fragment {
+  const params = [scope.tenantId, scope.appId, scope.collection];
+  if (!driver) return { sql: BOUND_SCOPE, params };
+  if (!Number.isSafeInteger(driver.ix)) throw new Error(`records-sql: refusing index ${driver.ix}`);
+  return { sql: `e.ix = ${driver.ix} AND e.rec_tenant = ? AND r.seq = e.rec_seq AND r.tenant_id = e.rec_tenant AND r.app_id = CAST(? AS TEXT) AND r.collection = CAST(? AS TEXT)`, params };
 }
 
+/** What a list reads: the records, or a driving index's entries and then their records (entries first, CROSS JOIN keeps that order). */
+export const fromSql = (driver: Driver | undefined) => (driver ? "record_field_entries AS e CROSS JOIN records AS r" : "records");
+
 /**
- * With a `$text`, the scope's columns are written `+column`, which no index matches: the
- * planner then starts from the full-text index's matches (looked up by seq) instead of
- * walking every record of the tenant and testing each against them, which cost a search of
- * one rare word 8 ms at 20,000 records (bench/data-issue44.mjs).
+ * With a `$text` and no driving index, the scope's columns are written `+column`, which no
+ * index matches: the planner then starts from the full-text index's matches (looked up by
+ * seq) instead of walking every record of the tenant and testing each against them, which
+ * cost a search of one rare word 8 ms at 20,000 records (bench/data-issue44.mjs). Through a
+ * driving index, its entries lead as they do without `$text`.
  */
 const unindexed = (f: Fragment): Fragment => ({ sql: f.sql.replace(/\b(tenant_id|app_id|collection) = /g, "+$1 = "), params: f.params });
 
-export function whereSql(scope: RecordScope, conditions: Condition[]): Fragment {
-  const parts = [conditions.some((c) => c.op === "$text") ? unindexed(scopeWhere(scope)) : scopeWhere(scope)];
+/** A record's own column in a list's SQL: `r.` when a driving index's entries are joined (`e`). */
+const column = (name: string, driver: Driver | undefined) => (driver ? `r.${name}` : name);
+
+export function whereSql(scope: RecordScope, conditions: Condition[], driver?: Driver): Fragment {
+  const scoped = scopeWhere(scope, driver);
+  const parts = [!driver && conditions.some((c) => c.op === "$text") ? unindexed(scoped) : scoped];
   for (const c of conditions) {
-    if (c.op === "$text") parts.push(textCondition(c, scope));
-    else parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value) : fieldCondition(c.target.path, c.op, c.value, scope));
+    if (c.op === "$text") parts.push(textCondition(c, scope, driver));
+    else parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value) : fieldCondition(c.target.path, c.op, c.value, driver));
   }
   return join(parts, " AND ");
+}
+
+/**
+ * What counts a list's matches. When every condition is on the driving index's field, its
+ * entries alone answer (the index covers them) without reading each matching record; the
+ * entries mirror the records (their triggers), so the count is the same.
+ */
+export function countSql(scope: RecordScope, conditions: Condition[], driver: Driver | undefined): { from: string; where: Fragment } {
+  const own = driver && conditions.every((c) => c.target.kind === "field" && c.target.path === driver.path);
+  if (!own) return { from: fromSql(driver), where: whereSql(scope, conditions, driver) };
+  if (!Number.isSafeInteger(driver.ix)) throw new Error(`records-sql: refusing index ${driver.ix}`);
+  const parts = [{ sql: `e.ix = ${driver.ix} AND e.rec_tenant = ?`, params: [scope.tenantId] as unknown[] }];
+  for (const c of conditions) if (c.op !== "$text" && c.target.kind === "field") parts.push(fieldCondition(c.target.path, c.op, c.value, driver));
+  return { from: "record_field_entries AS e", where: join(parts, " AND ") };
 }
 
 /**
@@ -188,51 +206,62 @@ function rankPinned(conditions: Condition[], path: string): boolean {
   });
 }
 
-function sortTerms(key: SortKey, conditions: Condition[], scope: RecordScope): Fragment[] {
+function sortTerms(key: SortKey, conditions: Condition[], driver: Driver | undefined, walk: boolean): Fragment[] {
   const dir = key.dir === 1 ? "ASC" : "DESC";
   const target = key.target;
-  if (target.kind === "meta") return [{ sql: `${target.column} ${dir}`, params: [] }];
-  const { rank, value } = fieldExprs(target.path, scope);
+  if (target.kind === "meta") return [{ sql: `${walk && target.column === "created_at" ? "e.rec_created" : target.column} ${dir}`, params: [] }];
+  const { rank, value } = fieldExprs(target.path, driver);
   const valueTerm = { sql: `${value.sql} ${dir}`, params: value.params };
   return rankPinned(conditions, target.path) ? [valueTerm] : [{ sql: `${rank.sql} ${dir}`, params: rank.params }, valueTerm];
 }
 
-const INDEXABLE = new Set<Operator>(["$eq", "$in", "$gt", "$gte", "$lt", "$lte"]);
+const INDEXABLE = new Set<Condition["op"]>(["$eq", "$in", "$gt", "$gte", "$lt", "$lte"]);
 
 /**
- * Whether the planner may satisfy ORDER BY from an index. When the filter narrows an
- * indexed field but the order is not one that field's index yields, an index walked in
- * ORDER BY order (newest first) would wade through every non-matching row of the tenant,
- * which is slow exactly on skewed data (PERFORMANCE.md). Then the sort terms are written
- * as `+expr`, which no index matches: the planner picks the field index and sorts the
- * matches instead.
+ * The complete per-field index a list reads through, if any: the first indexed field the
+ * filter narrows (an index searches equality and ranges; $ne it cannot), or else the field
+ * of a one-key sort, whose index yields the order.
  */
-function orderFromIndex(scope: RecordScope, conditions: Condition[], sort: SortKey[]): boolean {
-  const narrowing = conditions.filter((c) => c.target.kind === "field" && scope.indexed.has(c.target.path) && c.op !== "$text" && INDEXABLE.has(c.op));
-  if (narrowing.length === 0 || sort.length !== 1) return narrowing.length === 0;
+export function chooseDriver(ready: ReadonlyMap<string, number>, conditions: Condition[], sort: SortKey[]): Driver | undefined {
+  if (ready.size === 0) return undefined;
+  for (const c of conditions) if (c.target.kind === "field" && INDEXABLE.has(c.op) && ready.has(c.target.path)) return { ix: ready.get(c.target.path)!, path: c.target.path };
+  // With a $text, the full-text index's matches lead rather than an index walked for its order.
+  const key = sort.length === 1 && !conditions.some((c) => c.op === "$text") ? sort[0]!.target : undefined;
+  return key?.kind === "field" && ready.has(key.path) ? { ix: ready.get(key.path)!, path: key.path } : undefined;
+}
+
+/**
+ * Whether the driving index yields the order asked, so the first page reads a page of
+ * entries: a one-key sort on the field (its entries are ordered by rank, value, creation,
+ * seq), or by creation under an equality on the field. Otherwise the matches are sorted.
+ */
+function walkable(driver: Driver, conditions: Condition[], sort: SortKey[]): boolean {
+  if (sort.length !== 1) return false;
   const key = sort[0]!.target;
-  // A range or equality on the sorted field: its index serves both.
-  if (key.kind === "field") return narrowing.some((c) => c.target.kind === "field" && c.target.path === key.path);
-  // Equality on an indexed field, sorted by creation: the index ends with created_at.
-  return key.column === "created_at" && narrowing.some((c) => c.op === "$eq" && c.value !== null);
+  if (key.kind === "field") return key.path === driver.path;
+  return key.column === "created_at" && conditions.some((c) => c.target.kind === "field" && c.target.path === driver.path && c.op === "$eq" && c.value !== null);
 }
 
 /**
  * ORDER BY with a final tie-break on creation time, then `seq` (creation order), in the
- * last key's direction: the order is total, so pages tile the result.
+ * last key's direction: the order is total, so pages tile the result. Walking a driving
+ * index, creation and seq are its entries' copies, so SQLite sees the index's own order.
+ * Through a driving index that does not yield the order, the terms are written as `+expr`,
+ * which no index matches: SQLite sorts the matches rather than walk some other index in
+ * order through every row of the tenant (slow exactly on skewed data, performance.md).
  */
-export function orderSql(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Fragment {
-  const terms = sort.flatMap((k) => sortTerms(k, conditions, scope));
+export function orderSql(conditions: Condition[], sort: SortKey[], driver?: Driver): Fragment {
+  const walk = driver !== undefined && walkable(driver, conditions, sort);
+  const terms = sort.flatMap((k) => sortTerms(k, conditions, driver, walk));
   const last = sort.at(-1)?.dir === 1 ? "ASC" : "DESC";
   const sortsBy = (column: string) => sort.some((k) => k.target.kind === "meta" && k.target.column === column);
   if (!sortsBy("id")) {
-    if (!sortsBy("created_at")) terms.push({ sql: `created_at ${last}`, params: [] });
-    terms.push({ sql: `seq ${last}`, params: [] });
+    if (!sortsBy("created_at")) terms.push({ sql: `${walk ? "e.rec_created" : "created_at"} ${last}`, params: [] });
+    terms.push({ sql: `${walk ? "e.rec_seq" : "seq"} ${last}`, params: [] });
   }
-  const plus = orderFromIndex(scope, conditions, sort) ? "" : "+";
+  const plus = driver && !walk ? "+" : "";
   return join(terms.map((t) => ({ sql: plus + t.sql, params: t.params })), ", ");
 }
-
 
 /**
  * "Past this place in the order" for a cursor page (query.ts KeyTerm): for terms t1..tn, the
@@ -241,12 +270,12 @@ export function orderSql(scope: RecordScope, conditions: Condition[], sort: Sort
  * (rank 1) has nothing past it within its rank. Terms of the record's own columns, in one
  * direction, are written as one row-value comparison, which SQLite walks as an index range.
  */
-export function afterSql(scope: RecordScope, terms: readonly KeyTerm[]): Fragment {
+export function afterSql(terms: readonly KeyTerm[], driver?: Driver): Fragment {
   if (terms.every((t) => t.target.kind !== "field" && t.dir === terms[0]!.dir)) {
-    const columns = terms.map((t) => (t.target.kind === "meta" ? t.target.column : "seq"));
+    const columns = terms.map((t) => column(t.target.kind === "meta" ? t.target.column : "seq", driver));
     return { sql: `(${columns.join(", ")}) ${terms[0]!.dir === 1 ? ">" : "<"} (${columns.map(() => "?").join(", ")})`, params: terms.map((t) => t.value) };
   }
-  const parts = terms.map((t) => keyTerm(scope, t));
+  const parts = terms.map((t) => keyTerm(t, driver));
   const ors: Fragment[] = parts.map((part, i) => {
     const all = join([...parts.slice(0, i).map((p) => p.eq), part.past], " AND ");
     return { sql: `(${all.sql})`, params: all.params };
@@ -255,14 +284,14 @@ export function afterSql(scope: RecordScope, terms: readonly KeyTerm[]): Fragmen
   return { sql: `(${any.sql})`, params: any.params };
 }
 
-function keyTerm(scope: RecordScope, t: KeyTerm): { eq: Fragment; past: Fragment } {
+function keyTerm(t: KeyTerm, driver: Driver | undefined): { eq: Fragment; past: Fragment } {
   const op = t.dir === 1 ? ">" : "<";
   if (t.target.kind !== "field") {
-    const column = t.target.kind === "meta" ? t.target.column : "seq";
-    return { eq: { sql: `${column} = ?`, params: [t.value] }, past: { sql: `${column} ${op} ?`, params: [t.value] } };
+    const name = column(t.target.kind === "meta" ? t.target.column : "seq", driver);
+    return { eq: { sql: `${name} = ?`, params: [t.value] }, past: { sql: `${name} ${op} ?`, params: [t.value] } };
   }
   const v = t.value as Json;
-  const { rank, value } = fieldExprs(t.target.path, scope);
+  const { rank, value } = fieldExprs(t.target.path, driver);
   const r = rankOf(v);
   const rankPast: Fragment = { sql: `${rank.sql} ${op} ${r}`, params: rank.params };
   if (v === null) return { eq: { sql: `${rank.sql} = 1`, params: rank.params }, past: rankPast };
@@ -285,18 +314,18 @@ export const fieldWordPattern = (t: SearchTerm) => `% ${t.word}${t.prefix ? "" :
  * `$text`: the records whose words (records_fts, rowid = seq) hold every term; with
  * `fields`, each term must also be among the words of one of those fields.
  */
-function textCondition(c: TextCondition, scope: RecordScope): Fragment {
+function textCondition(c: TextCondition, scope: RecordScope, driver: Driver | undefined): Fragment {
   const terms = searchTerms(c.value.search, scope.search ?? "simple");
   const parts: Fragment[] = [{ sql: "records_fts MATCH ?", params: [ftsQuery(terms)] }];
   if (c.value.fields.length > 0) {
     for (const t of terms) {
       const any = join(
-        c.value.fields.map((f) => ({ sql: `(' ' || COALESCE(json_extract(fields, ?), '') || ' ') LIKE ?`, params: [`$."${f}"`, fieldWordPattern(t)] })),
+        c.value.fields.map((f) => ({ sql: `(' ' || COALESCE(json_extract(records_fts.fields, ?), '') || ' ') LIKE ?`, params: [`$."${f}"`, fieldWordPattern(t)] })),
         " OR ",
       );
       parts.push({ sql: `(${any.sql})`, params: any.params });
     }
   }
   const all = join(parts, " AND ");
-  return { sql: `seq IN (SELECT rowid FROM records_fts WHERE ${all.sql})`, params: all.params };
+  return { sql: `${column("seq", driver)} IN (SELECT rowid FROM records_fts WHERE ${all.sql})`, params: all.params };
 }

@@ -1,15 +1,17 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
 import { indexableFields, type Condition, type Json, type KeyTerm, type SortKey } from "../../data/query.ts";
-import { afterSql, orderSql, TENANT_PARAM, whereSql, type Fragment } from "./records-sql.ts";
+import { afterSql, chooseDriver, countSql, fromSql, orderSql, TENANT_PARAM, whereSql, type Driver, type Fragment } from "./records-sql.ts";
 import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import type { RecordsRepository } from "../repositories.ts";
-import { incrementUsageSql } from "./billing.ts";
+import { incrementUsageSql, usageArgs, type UsageArgs } from "./billing.ts";
 import { createKeptReplies, createRecordSearch } from "./records-extras.ts";
-import { fieldIndex, indexPrefix, INDEX_NAME, type FieldIndex } from "./record-indexes.ts";
+import { LEGACY_INDEX_NAME } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
+import { createFieldIndexes, type ReadyIndexes } from "./record-field-index.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { batchStep, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { recordCounts } from "./record-counts.ts";
 
 export type { RecordScope } from "../types.ts";
 
@@ -32,9 +34,9 @@ const COLUMNS = "seq, id, data, created_at, updated_at";
  * limit takes at most RECORD_LIMITS.maxLimit values, so the statement cache stays small;
  * OFFSET is not read by the planner and stays bound.
  */
-function pageSql(where: Fragment, order: Fragment, limit: number): string {
+function pageSql(from: string, where: Fragment, order: Fragment, limit: number): string {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`records: refusing page limit ${limit}`);
-  return `SELECT ${COLUMNS} FROM records WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
+  return `SELECT ${COLUMNS} FROM ${from} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -45,14 +47,17 @@ const STATEMENT_CACHE_SIZE = 500;
  * compiling request's tenant at TENANT_PARAM; each call puts its own there.
  */
 interface ListPlan {
-  where: Fragment;
   page: Statement;
   args: unknown[];
   count?: Statement;
+  /** what count reads (records-sql.ts countSql) */
+  counted: { from: string; where: Fragment };
   /** the totals cache's key: the parsed filter decides the matches, whatever SQL it compiled to */
   filterKey: string;
   /** indexableFields of the filter and sort */
   fields: string[];
+  /** the per-field indexes the plan was compiled with */
+  ready: ReadyIndexes;
 }
 
 /** Compiled lists kept; past it they all go and are compiled again as they come. */
@@ -67,8 +72,10 @@ const withTenant = (args: unknown[], tenantId: string) => {
 export type RecordsRepo = ReturnType<typeof createRecordsRepo>;
 
 export function createRecordsRepo(db: SqliteDb) {
+  const counts = recordCounts(db);
   const totals = createTotalsCache();
-  const autos = createAutoIndexes(db);
+  const fieldIndexes = createFieldIndexes(db);
+  const autos = createAutoIndexes(db, fieldIndexes);
   const forgetTotals = (scope: RecordScope) => totals.forget(totals.scopeKey(scope.appId, scope.tenantId, scope.collection));
 
   // Filters make SQL text vary, so those statements are prepared once per text, LRU-bounded.
@@ -113,24 +120,36 @@ export function createRecordsRepo(db: SqliteDb) {
         `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
       )
       .raw(true),
-    indexNames: db.prepare<[number, string], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, ?) = ?").pluck(),
+    legacyIndexes: db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, 8) = 'records_'").pluck(),
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
 
   const byId = (scope: RecordScope, id: string) => q.byId.get(id, scope.appId, scope.tenantId, scope.collection);
+
+  /** The records of the scope whose `field` equals `value`, through the field's index when it is complete. */
+  function matching(scope: RecordScope, field: string, value: Json): { from: string; where: Fragment } {
+    const conditions: Condition[] = [{ target: { kind: "field", path: field }, op: "$eq", value }];
+    const driver = chooseDriver(fieldIndexes.ready(scope.appId, scope.collection).ix, conditions, []);
+    return { from: fromSql(driver), where: whereSql(scope, conditions, driver) };
+  }
 
   function assertUnique(scope: RecordScope, data: Record<string, unknown>, unique: readonly string[], exceptSeq: number) {
     for (const field of unique) {
       const value = valueAtPath(data, field);
       // Like SQL UNIQUE, records without a value (missing or null) never collide.
       if (value === undefined || value === null) continue;
-      const w = whereSql(scope, [{ target: { kind: "field", path: field }, op: "$eq", value }]);
-      if (stmt(`SELECT 1 FROM records WHERE ${w.sql} AND seq != ? LIMIT 1`).get(...w.params, exceptSeq)) throw new UniqueConflict(field);
+      const m = matching(scope, field, value as Json);
+      if (stmt(`SELECT 1 FROM ${m.from} WHERE ${m.where.sql} AND seq != ? LIMIT 1`).get(...m.where.params, exceptSeq)) throw new UniqueConflict(field);
     }
   }
 
   const search = createRecordSearch(db);
   const kept = createKeptReplies(db);
+
+  /** Throws QuotaReached when the tenant already stores `cap` records (null: no cap). */
+  function assertRoom(scope: RecordScope, cap: number | null) {
+    if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
+  }
 
   function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): RecordRow {
     assertUnique(scope, data, unique, -1);
@@ -154,40 +173,51 @@ export function createRecordsRepo(db: SqliteDb) {
     const row = byId(scope, id);
     return row && updateRow(scope, row, transform, now, unique);
   });
-  function upsertRow(scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[]) {
-    const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-    const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2`, true).all(...w.params) as RawRecord[];
+  function upsertRow(
+    scope: RecordScope,
+    key: { field: string; value: Json },
+    newId: string,
+    data: Record<string, unknown>,
+    transform: DataTransform,
+    now: number,
+    unique: readonly string[],
+    cap: number | null,
+  ) {
+    const m = matching(scope, key.field, key.value);
+    const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} ORDER BY seq LIMIT 2`, true).all(...m.where.params) as RawRecord[];
     // The lookup already answers the unique check of a scalar key: no record holds the value,
     // or exactly one does (a second one, left from before the field was unique, is still a
     // conflict). Only the other unique fields need their own query.
     const settled = !duplicate && (key.value === null || typeof key.value !== "object");
     const others = settled ? unique.filter((f) => f !== key.field) : unique;
     if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+    assertRoom(scope, cap);
     return { row: insertRow(scope, newId, data, now, others), created: true };
   }
   const txUpsert = db.transaction(upsertRow);
 
   const usage = {
-    any: db.prepare<[string, string, string, number, string, number], number>(incrementUsageSql("")).pluck(),
-    within: db.prepare<[string, string, string, number, string, number, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
+    any: db.prepare<UsageArgs, number>(incrementUsageSql("")).pluck(),
+    within: db.prepare<[...UsageArgs, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
   };
 
   function write(w: BatchWrite, now: number): BatchOutcome {
     switch (w.kind) {
       case "insert":
+        assertRoom(w.scope, w.cap);
         return insertRow(w.scope, w.id, w.data, now, w.unique);
       case "update": {
         const row = byId(w.scope, w.id);
         return row && updateRow(w.scope, row, w.transform, now, w.unique);
       }
       case "upsert":
-        return upsertRow(withAuto(w.scope), w.key, w.newId, w.data, w.transform, now, w.unique);
+        return upsertRow(w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
       case "remove":
         return q.remove.run(w.id, w.scope.appId, w.scope.tenantId, w.scope.collection).changes > 0;
       case "usage": {
         const u = w.usage;
-        if (u.limit === null) return usage.any.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by)!;
-        return u.by > u.limit ? undefined : usage.within.get(u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.limit);
+        if (u.limit === null) return usage.any.get(...usageArgs(u));
+        return u.by > u.limit ? undefined : usage.within.get(...usageArgs(u), u.limit);
       }
     }
   }
@@ -210,31 +240,26 @@ export function createRecordsRepo(db: SqliteDb) {
   let plans = new WeakMap<Condition[], WeakMap<SortKey[], Map<string, ListPlan>>>();
   let planCount = 0;
 
-  function compile(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
-    const where = whereSql(scope, conditions);
-    const order = orderSql(scope, conditions, sort);
+  function compile(scope: RecordScope, ready: ReadyIndexes, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
+    const driver = chooseDriver(ready.ix, conditions, sort);
+    const where = whereSql(scope, conditions, driver);
+    const order = orderSql(conditions, sort, driver);
+    const from = fromSql(driver);
     return {
-      where,
-      page: stmt(pageSql(where, order, limit), true),
+      page: stmt(pageSql(from, where, order, limit), true),
       args: [...where.params, ...order.params],
       filterKey: JSON.stringify(conditions),
       fields: indexableFields(conditions, sort),
+      ready,
+      counted: countSql(scope, conditions, driver),
     };
   }
 
-  // A scope's index set is one object per app row and collection (data/records.ts): its part
-  // of the plan key is joined once.
-  const indexedKeys = new WeakMap<ReadonlySet<string>, string>();
-  function indexedKey(indexed: ReadonlySet<string>): string {
-    let key = indexedKeys.get(indexed);
-    if (key === undefined) indexedKeys.set(indexed, (key = [...indexed].join("\u0000")));
-    return key;
-  }
-
   function planFor(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
-    // The tenant is left out: the scope's other parts and its index set shape the SQL.
-    // The search language too: a $text's words are bound from it.
-    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${scope.search ?? ""}\u0000${indexedKey(scope.indexed)}`;
+    const ready = fieldIndexes.ready(scope.appId, scope.collection);
+    // The tenant is left out: the scope's other parts and its complete indexes shape the SQL,
+    // and the search language too: a $text's words are bound from it.
+    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${scope.search ?? ""}\u0000${ready.key}`;
     const known = plans.get(conditions)?.get(sort)?.get(key);
     if (known) return known;
     if (planCount >= PLAN_CACHE_SIZE) {
@@ -245,7 +270,7 @@ export function createRecordsRepo(db: SqliteDb) {
     if (!bySort) plans.set(conditions, (bySort = new WeakMap()));
     let byScope = bySort.get(sort);
     if (!byScope) bySort.set(sort, (byScope = new Map()));
-    const plan = compile(scope, conditions, sort, limit);
+    const plan = compile(scope, ready, conditions, sort, limit);
     byScope.set(key, plan);
     planCount++;
     return plan;
@@ -273,6 +298,9 @@ export function createRecordsRepo(db: SqliteDb) {
     return { records, cut };
   }
 
+  /** The statement counting a plan's matches, prepared on first use. */
+  const countOf = (plan: ListPlan) => (plan.count ??= db.prepare(`SELECT COUNT(*) FROM ${plan.counted.from} WHERE ${plan.counted.where.sql}`).pluck());
+
   /**
    * The plan of a cursor page: the filter's plan (its count, its totals key) with a page
    * statement that also starts past the cursor. Not kept: its values change every page, its
@@ -280,11 +308,13 @@ export function createRecordsRepo(db: SqliteDb) {
    */
   function afterPlan(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage & { after: KeyTerm[] }): ListPlan {
     const base = planFor(scope, conditions, sort, page.limit);
-    base.count ??= db.prepare(`SELECT COUNT(*) FROM records WHERE ${base.where.sql}`).pluck();
-    const after = afterSql(scope, page.after);
-    const order = orderSql(scope, conditions, sort);
-    const where = { sql: `${base.where.sql} AND ${after.sql}`, params: [...base.where.params, ...after.params] };
-    return { ...base, page: stmt(pageSql(where, order, page.limit), true), args: [...where.params, ...order.params] };
+    countOf(base);
+    const driver = chooseDriver(base.ready.ix, conditions, sort);
+    const w = whereSql(scope, conditions, driver);
+    const after = afterSql(page.after, driver);
+    const order = orderSql(conditions, sort, driver);
+    const where = { sql: `${w.sql} AND ${after.sql}`, params: [...w.params, ...after.params] };
+    return { ...base, page: stmt(pageSql(fromSql(driver), where, order, page.limit), true), args: [...where.params, ...order.params] };
   }
 
   /** A page that ran out of matches before its limit already counted them (not a cursor page: records before it were not read). */
@@ -312,8 +342,7 @@ export function createRecordsRepo(db: SqliteDb) {
     const version = q.dataVersion.get()!;
     let total = totals.get(scopeKey, plan.filterKey, version);
     if (total === undefined) {
-      plan.count ??= db.prepare(`SELECT COUNT(*) FROM records WHERE ${plan.where.sql}`).pluck();
-      total = exhausted(read, page) ? page.offset + read.records.length : (plan.count.get(...withTenant(plan.where.params, scope.tenantId)) as number);
+      total = exhausted(read, page) ? page.offset + read.records.length : (countOf(plan).get(...withTenant(plan.counted.where.params, scope.tenantId)) as number);
       totals.set(scopeKey, plan.filterKey, total, version);
     }
     return { records: read.records, total };
@@ -327,20 +356,6 @@ export function createRecordsRepo(db: SqliteDb) {
   });
   const txRevoke = db.transaction((scope: RecordScope, recordId: string) => (byId(scope, recordId) ? q.shareRevoke.run(recordId).changes : undefined));
 
-  const withAuto = (scope: RecordScope): RecordScope => {
-    const auto = autos.paths(scope.appId, scope.collection);
-    return auto.size === 0 ? scope : { ...scope, indexed: new Set([...scope.indexed, ...auto]) };
-  };
-
-  function dropIndex(name: string) {
-    if (!INDEX_NAME.test(name)) throw new Error(`records: refusing to drop index ${JSON.stringify(name)}`);
-    db.exec(`DROP INDEX IF EXISTS "${name}"`);
-  }
-  const txSyncIndexes = db.transaction((prefix: string, wanted: FieldIndex[]) => {
-    const keep = new Set(wanted.map((i) => i.name));
-    for (const name of q.indexNames.all(prefix.length, prefix)) if (!keep.has(name)) dropIndex(name);
-    for (const index of wanted) db.exec(index.sql);
-  });
 
   return {
     get(scope: RecordScope, id: string): RecordRow | undefined {
@@ -357,21 +372,22 @@ export function createRecordsRepo(db: SqliteDb) {
      * index are reported to the automatic indexes, which may build one after this request.
      */
     list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): { records: RecordRow[]; total: number } {
-      const scoped = withAuto(scope);
-      const plan = page.after ? afterPlan(scoped, conditions, sort, { ...page, after: page.after }) : planFor(scoped, conditions, sort, page.limit);
-      const result = listUnlocked(scoped, plan, page) ?? txList(scoped, plan, page);
+      fieldIndexes.refresh();
+      const plan = page.after ? afterPlan(scope, conditions, sort, { ...page, after: page.after }) : planFor(scope, conditions, sort, page.limit);
+      const result = listUnlocked(scope, plan, page) ?? txList(scope, plan, page);
       const fields = plan.fields;
       if (fields.length > 0) {
-        const auto = autos.paths(scope.appId, scope.collection);
-        autos.touch(scope.appId, scope.collection, fields.filter((f) => auto.has(f)), now);
-        const missing = fields.filter((f) => !scoped.indexed.has(f));
+        const ready = plan.ready.ix;
+        autos.touch(scope.appId, scope.collection, fields.filter((f) => ready.has(f)), now);
+        const missing = fields.filter((f) => !ready.has(f));
         if (missing.length > 0) autos.consider(scope, missing, now);
       }
       autos.sweep(now);
       return result;
     },
-    /** Inserts after checking unique fields in the same write transaction (throws UniqueConflict). */
-    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): Promise<RecordRow> {
+    /** Inserts after checking the quota and unique fields, in the same synchronous step (throws QuotaReached, UniqueConflict). */
+    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
+      assertRoom(scope, cap);
       forgetTotals(scope);
       // With no unique field to check first and no words to index, the INSERT is the whole write: one statement needs no transaction.
       return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
@@ -396,9 +412,11 @@ export function createRecordsRepo(db: SqliteDb) {
       transform: DataTransform,
       now: number,
       unique: readonly string[],
+      cap: number | null,
     ): Promise<{ row: RecordRow; created: boolean }> {
       forgetTotals(scope);
-      return txUpsert.immediate(withAuto(scope), key, newId, data, transform, now, unique);
+      fieldIndexes.refresh();
+      return txUpsert.immediate(scope, key, newId, data, transform, now, unique, cap);
     },
     async remove(scope: RecordScope, id: string): Promise<boolean> {
       forgetTotals(scope);
@@ -407,6 +425,7 @@ export function createRecordsRepo(db: SqliteDb) {
     /** All of `writes` in one IMMEDIATE transaction, or none (see RecordsRepository.batch). */
     async batch(...[writes, now, check, claim]: Parameters<RecordsRepository["batch"]>): Promise<BatchOutcome[] | "taken"> {
       for (const w of writes) if (w.kind !== "usage") forgetTotals(w.scope);
+      fieldIndexes.refresh();
       try {
         return txBatch.immediate(writes, now, check, claim);
       } catch (e) {
@@ -437,35 +456,55 @@ export function createRecordsRepo(db: SqliteDb) {
       const r = q.shareFind.get(tokenHash);
       return r && { record: toRecord(r), expiresAt: r[5] };
     },
-    /** Makes the app's per-field indexes exactly `fields`: missing ones built, stale ones dropped. */
-    async syncIndexes(appId: string, fields: { collection: string; path: string }[]): Promise<void> {
-      txSyncIndexes.immediate(indexPrefix(appId), fields.map((f) => fieldIndex(appId, f.collection, f.path)));
-      autos.dropDeclared(appId, fields);
+    /**
+     * Makes the app's declared indexes exactly `fields`. Returns at once: a missing index is
+     * built in chunks (record-field-index.ts) and serves lists once complete; an automatic
+     * index of a field now declared becomes the declared one as it is; a field no longer
+     * declared loses its index (dropped in chunks too).
+     */
+    async syncIndexes(appId: string, fields: { collection: string; path: string }[], now = Date.now()): Promise<void> {
+      fieldIndexes.refresh();
+      const wanted = new Set(fields.map((f) => `${f.collection}\u0000${f.path}`));
+      for (const row of [...fieldIndexes.rows()]) {
+        if (row.app_id === appId && row.declared && !wanted.has(`${row.collection}\u0000${row.path}`)) fieldIndexes.undeclare(row, false);
+      }
+      for (const f of fields) fieldIndexes.add(appId, f.collection, f.path, true, now);
+      autos.declared(appId, fields);
     },
-    /** Drops the app's automatic indexes (the app is being deleted). */
+    /** Drops the app's indexes (the app is being deleted). */
     async dropAutoIndexes(appId: string): Promise<void> {
       autos.dropApp(appId);
     },
-    /** Drops per-field indexes (declared and automatic) of apps that no longer exist. */
+    /**
+     * Startup: drops the indexes of apps that no longer exist and the expression indexes of
+     * tenantd before schema 17, and carries on with builds and drops a stop cut short.
+     */
     async dropIndexesExcept(appIds: string[]): Promise<void> {
-      const live = new Set(appIds.map(indexPrefix));
-      for (const name of q.indexNames.all(10, "records_f_")) if (!live.has(name.slice(0, 23))) dropIndex(name);
-      autos.reconcile(appIds);
+      const live = new Set(appIds);
+      for (const row of [...fieldIndexes.rows()]) if (!live.has(row.app_id)) fieldIndexes.drop(row);
+      for (const name of q.legacyIndexes.all()) if (LEGACY_INDEX_NAME.test(name)) db.exec(`DROP INDEX IF EXISTS "${name}"`);
+      fieldIndexes.resume();
     },
     /** The app's automatic indexes: built, queued, refused (admin API). */
     async autoIndexes(appId: string): Promise<AutoIndexInfo[]> {
       return autos.list(appId);
     },
-    /** Resolves once queued automatic index builds have run. */
+    /** Closing: builds and drops stop after their current chunk and go on at the next start. */
+    async stopIndexBuilds(): Promise<void> {
+      await fieldIndexes.stop();
+    },
+    /** Resolves once index builds and drops (declared and automatic, this process's or left by another) have run. */
     async autoIndexesSettled(): Promise<void> {
-      await autos.settled();
+      fieldIndexes.refresh();
+      await fieldIndexes.settled();
     },
     /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
     async explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]> {
-      const scoped = withAuto(scope);
-      const w = whereSql(scoped, conditions);
-      const o = orderSql(scoped, conditions, sort);
-      const sql = `EXPLAIN QUERY PLAN ${pageSql(w, o, 50)}`;
+      fieldIndexes.refresh();
+      const driver: Driver | undefined = chooseDriver(fieldIndexes.ready(scope.appId, scope.collection).ix, conditions, sort);
+      const w = whereSql(scope, conditions, driver);
+      const o = orderSql(conditions, sort, driver);
+      const sql = `EXPLAIN QUERY PLAN ${pageSql(fromSql(driver), w, o, 50)}`;
       return (db.prepare(sql).all(...w.params, ...o.params, 0) as { detail: string }[]).map((r) => r.detail);
     },
   };

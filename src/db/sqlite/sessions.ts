@@ -21,10 +21,12 @@ const toSession = (r: RawSession): SessionState => ({
 
 /** Inserts a session and its first refresh token; run inside the caller's transaction. */
 export function prepareSessionInsert(db: SqliteDb): (tenantId: string, appId: string, s: NewSession) => void {
-  const session = db.prepare<[string, string, string, number, number]>("INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)");
+  const session = db.prepare<[string, string, string, number, number, string | null]>(
+    "INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at, auth_methods) VALUES (?, ?, ?, ?, ?, ?)",
+  );
   const refresh = db.prepare<[string, string, number]>("INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)");
   return (tenantId, appId, s) => {
-    session.run(s.id, tenantId, appId, s.createdAt, s.expiresAt);
+    session.run(s.id, tenantId, appId, s.createdAt, s.expiresAt, s.authMethods ?? null);
     refresh.run(s.refreshHash, s.id, s.createdAt);
   };
 }

@@ -1,0 +1,82 @@
+import type { PgSql } from "./connection.ts";
+import type { AuditRepository, CronRepository } from "../repositories.ts";
+import type { AuditEntryRow, AuditHead, CronRunRow } from "../types.ts";
+import { AUDIT_GENESIS } from "../shared.ts";
+
+const COLUMNS = "app_id, seq, id, at, actor_type, actor_id, action, tenant_id, target, ip, client, request_id, details, prev_hash, hash";
+
+export function createPgAuditRepo(sql: PgSql): AuditRepository {
+  return {
+    async append(entry, seal) {
+      // The head row's lock serializes appends to one app across every node; other apps' go on.
+      return sql.begin(async (tx) => {
+        await tx`INSERT INTO audit_heads (app_id, seq, hash, pruned_seq, pruned_hash) VALUES (${entry.appId}, 0, ${AUDIT_GENESIS}, 0, ${AUDIT_GENESIS}) ON CONFLICT (app_id) DO NOTHING`;
+        const [head] = await tx<{ seq: number; hash: string }[]>`SELECT seq, hash FROM audit_heads WHERE app_id = ${entry.appId} FOR UPDATE`;
+        const unsealed = { ...entry, seq: head!.seq + 1, prevHash: head!.hash };
+        const row: AuditEntryRow = { ...unsealed, hash: seal(unsealed) };
+        await tx`INSERT INTO audit_log (${tx.unsafe(COLUMNS)}) VALUES (${row.appId}, ${row.seq}, ${row.id}, ${row.at}, ${row.actorType}, ${row.actorId}, ${row.action},
+          ${row.tenantId}, ${row.target}, ${row.ip}, ${row.client}, ${row.requestId}, ${row.details}, ${row.prevHash}, ${row.hash})`;
+        await tx`UPDATE audit_heads SET seq = ${row.seq}, hash = ${row.hash} WHERE app_id = ${row.appId}`;
+        return row;
+      });
+    },
+    async list(appId, f) {
+      const on = (cond: boolean, fragment: () => ReturnType<PgSql>) => (cond ? fragment() : sql``);
+      const rows = await sql<AuditEntryRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM audit_log WHERE app_id = ${appId}
+        ${on(f.tenantId !== undefined, () => sql`AND tenant_id = ${f.tenantId!}`)}
+        ${on(f.action !== undefined, () => sql`AND action = ${f.action!}`)}
+        ${on(f.actionPrefix !== undefined, () => sql`AND starts_with(action, ${f.actionPrefix!})`)}
+        ${on(f.actorType !== undefined, () => sql`AND actor_type = ${f.actorType!}`)}
+        ${on(f.actorId !== undefined, () => sql`AND actor_id = ${f.actorId!}`)}
+        ${on(f.from !== undefined, () => sql`AND at >= ${f.from!}`)}
+        ${on(f.to !== undefined, () => sql`AND at < ${f.to!}`)}
+        ${on(f.beforeSeq !== undefined, () => sql`AND seq < ${f.beforeSeq!}`)}
+        ORDER BY seq DESC LIMIT ${f.limit}`;
+      return [...rows];
+    },
+    async head(appId) {
+      const [h] = await sql<AuditHead[]>`SELECT seq, hash, pruned_seq, pruned_hash FROM audit_heads WHERE app_id = ${appId}`;
+      return h;
+    },
+    async chain(appId, afterSeq, limit) {
+      return [...(await sql<AuditEntryRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM audit_log WHERE app_id = ${appId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`)];
+    },
+    async prune(appId, before) {
+      return sql.begin(async (tx) => {
+        // Under the head's lock: an append meanwhile waits, so the cut and the head agree.
+        const [head] = await tx`SELECT 1 FROM audit_heads WHERE app_id = ${appId} FOR UPDATE`;
+        if (!head) return 0;
+        const [last] = await tx<{ seq: number; hash: string }[]>`SELECT seq, hash FROM audit_log WHERE app_id = ${appId} AND at < ${before} ORDER BY seq DESC LIMIT 1`;
+        if (!last) return 0;
+        const dropped = (await tx`DELETE FROM audit_log WHERE app_id = ${appId} AND seq <= ${last.seq}`).count;
+        await tx`UPDATE audit_heads SET pruned_seq = ${last.seq}, pruned_hash = ${last.hash} WHERE app_id = ${appId}`;
+        return dropped;
+      });
+    },
+    async apps() {
+      return (await sql<{ appId: string }[]>`SELECT app_id FROM audit_heads ORDER BY app_id`).map((r) => r.appId);
+    },
+  };
+}
+
+export function createPgCronRepo(sql: PgSql): CronRepository {
+  return {
+    async claim(name, slot, node, now) {
+      // The primary key (name, slot) decides: of nodes claiming together, one inserts.
+      const rows = await sql`INSERT INTO cron_runs (name, slot, node, started_at, status) VALUES (${name}, ${slot}, ${node}, ${now}, 'running') ON CONFLICT DO NOTHING RETURNING name`;
+      return rows.length > 0;
+    },
+    async finish(name, slot, status, error, now) {
+      await sql`UPDATE cron_runs SET status = ${status}, error = ${error}, finished_at = ${now} WHERE name = ${name} AND slot = ${slot}`;
+    },
+    async recent(limit) {
+      return [
+        ...(await sql<CronRunRow[]>`SELECT name, slot, node, started_at, finished_at, status, error FROM
+          (SELECT *, row_number() OVER (PARTITION BY name ORDER BY slot DESC) AS n FROM cron_runs) r WHERE n <= ${limit} ORDER BY name, slot DESC`),
+      ];
+    },
+    async prune(before) {
+      return (await sql`DELETE FROM cron_runs WHERE started_at < ${before}`).count;
+    },
+  };
+}

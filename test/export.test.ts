@@ -1,0 +1,167 @@
+// A tenant's data export (docs/export.md): GET /api/v1/account/export streams a ZIP of
+// JSON, records as JSONL and the files' bytes; `tenantd tenant export` writes the same.
+import { crc32 } from "node:zlib";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { runCommand } from "citty";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import tenantCli from "../src/cli/tenant.ts";
+import { zipStream } from "../src/export/zip.ts";
+import { cliStoreEnv, developerSession, expectError, opaqueBytes, signupTenant, startBackend, tempDir, type TestTenant } from "./_helpers.ts";
+import { BOUNDARY, multipart } from "./files-helpers.ts";
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+});
+
+/** Reads a ZIP the way unzip does, from its central directory (ZIP64 included), checking every CRC. */
+function readZip(zip: Buffer): Map<string, Buffer> {
+  // Plain checks, not expect(): an archive of 70,000 entries would spend seconds in matchers.
+  const check = (ok: boolean, what: string) => {
+    if (!ok) throw new Error(`not a valid ZIP: ${what}`);
+  };
+  let eocd = zip.length - 22;
+  while (eocd >= 0 && zip.readUInt32LE(eocd) !== 0x06054b50) eocd--;
+  check(eocd >= 0, "no end of central directory");
+  let count = zip.readUInt16LE(eocd + 10);
+  let cdOffset = zip.readUInt32LE(eocd + 16);
+  if (count === 0xffff || cdOffset === 0xffffffff) {
+    const locator = eocd - 20;
+    check(zip.readUInt32LE(locator) === 0x07064b50, "no ZIP64 locator");
+    const z64 = Number(zip.readBigUInt64LE(locator + 8));
+    check(zip.readUInt32LE(z64) === 0x06064b50, "no ZIP64 end record");
+    count = Number(zip.readBigUInt64LE(z64 + 32));
+    cdOffset = Number(zip.readBigUInt64LE(z64 + 48));
+  }
+  const files = new Map<string, Buffer>();
+  let p = cdOffset;
+  for (let i = 0; i < count; i++) {
+    check(zip.readUInt32LE(p) === 0x02014b50, `central entry ${i}`);
+    const crc = zip.readUInt32LE(p + 16);
+    let size = zip.readUInt32LE(p + 24);
+    const nameLength = zip.readUInt16LE(p + 28);
+    const extraLength = zip.readUInt16LE(p + 30);
+    const commentLength = zip.readUInt16LE(p + 32);
+    let offset = zip.readUInt32LE(p + 42);
+    const name = zip.subarray(p + 46, p + 46 + nameLength).toString("utf8");
+    if (size === 0xffffffff || offset === 0xffffffff) {
+      const extra = p + 46 + nameLength;
+      size = Number(zip.readBigUInt64LE(extra + 4));
+      offset = Number(zip.readBigUInt64LE(extra + 20));
+    }
+    check(zip.readUInt32LE(offset) === 0x04034b50, `local header of ${name}`);
+    const start = offset + 30 + zip.readUInt16LE(offset + 26) + zip.readUInt16LE(offset + 28);
+    const data = zip.subarray(start, start + size);
+    check(crc32(data) === crc, `CRC of ${name}`);
+    files.set(name, data);
+    p += 46 + nameLength + extraLength + commentLength;
+  }
+  return files;
+}
+
+const jsonl = (b: Buffer | undefined) => b!.toString("utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+
+async function seeded() {
+  const t = await startBackend();
+  const alice = await signupTenant(t, { email: "alice@example.com" });
+  const bob = await signupTenant(t, { email: "bob@example.com" });
+  const write = (who: TestTenant, collection: string, data: unknown) => t.request("POST", `/api/v1/data/${collection}`, { bearer: who.bearer, body: { data } });
+  for (let i = 0; i < 1200; i++) expect((await write(alice, "notes", { i, text: `note ${i}` })).status).toBe(201);
+  expect((await write(alice, "todos", { title: "ünïcode ✓" })).status).toBe(201);
+  expect((await write(bob, "notes", { secret: "bob's note" })).status).toBe(201);
+  const bytes = opaqueBytes(3 * 1024 * 1024 + 17);
+  const upload = await t.request("POST", "/api/v1/files/upload", {
+    bearer: alice.bearer,
+    raw: multipart([{ filename: "../holiday/photo.bin", type: "application/octet-stream", data: bytes }]),
+    headers: { "content-type": `multipart/form-data; boundary=${BOUNDARY}` },
+  });
+  expect(upload.status, upload.text).toBe(201);
+  // The archive names a file by its id and the name it was uploaded with (as stored).
+  return { t, alice, bob, bytes, fileId: upload.body.file.id as string, filePath: `files/${upload.body.file.id}/${upload.body.file.originalFilename}` };
+}
+
+describe("tenant data export", () => {
+  it("streams a ZIP of the account, its records as JSONL, its activity and its files, and nothing of another tenant", async () => {
+    const { t, alice, bob, bytes, fileId, filePath } = await seeded();
+    const res = await t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${alice.accessToken}`, "x-service-app": t.app.id } }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/zip");
+    expect(res.headers.get("content-disposition")).toMatch(new RegExp(`^attachment; filename="export-${alice.id}-\\d{4}-\\d{2}-\\d{2}\\.zip"$`));
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const zip = readZip(Buffer.from(await res.arrayBuffer()));
+
+    expect([...zip.keys()].sort()).toEqual(["account.json", "activity.jsonl", "billing.json", filePath, "files.jsonl", "invites.json", "records/notes.jsonl", "records/todos.jsonl"].sort());
+    const account = JSON.parse(zip.get("account.json")!.toString());
+    expect(account.tenant).toMatchObject({ id: alice.id, email: "alice@example.com", hasPassword: true });
+    const notes = jsonl(zip.get("records/notes.jsonl"));
+    expect(notes).toHaveLength(1200);
+    expect(notes.map((n) => n.data.i)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
+    expect(jsonl(zip.get("records/todos.jsonl"))[0].data).toEqual({ title: "ünïcode ✓" });
+    expect(zip.get(filePath)!.equals(bytes)).toBe(true);
+    expect(jsonl(zip.get("files.jsonl"))[0]).toMatchObject({ id: fileId, sizeBytes: bytes.length, path: filePath });
+    expect(jsonl(zip.get("activity.jsonl")).map((a) => a.action)).toEqual(["tenant.data_exported", "tenant.signed_up"]);
+    // Nothing of the other tenant: its email, its record, its id.
+    for (const theirs of ["bob@example.com", "bob's note", bob.id]) expect([...zip.values()].some((b) => b.includes(theirs)), theirs).toBe(false);
+
+    const developer = await developerSession(t);
+    const trail = await t.request("GET", `/api/v1/admin/apps/${t.app.id}/audit?action=tenant.data_exported`, { developer });
+    expect(trail.body.entries[0]).toMatchObject({ tenantId: alice.id, actor: { type: "tenant", id: alice.id } });
+  });
+
+  it("refuses a second export of the same account while one is being read, and needs the tenant's bearer", async () => {
+    const { t, alice, bob } = await seeded();
+    const ask = (who: TestTenant) => t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${who.accessToken}`, "x-service-app": t.app.id } }));
+    const first = await ask(alice);
+    expect(first.status).toBe(200);
+    const reader = first.body!.getReader();
+    await reader.read();
+    const second = await ask(alice);
+    expect(second.status).toBe(409);
+    expect(await second.json()).toMatchObject({ error: "conflict" });
+    // Another tenant exports meanwhile.
+    expect((await ask(bob)).status).toBe(200);
+    // A reader that goes away frees the account for the next export.
+    await reader.cancel();
+    const third = await ask(alice);
+    expect(third.status).toBe(200);
+    await third.arrayBuffer();
+    expectError(await t.request("GET", "/api/v1/account/export"), 401, "unauthorized");
+  });
+
+  it("an export that fails before its reply frees the account's export slot", async () => {
+    const { t, alice } = await seeded();
+    const ask = () => t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${alice.accessToken}`, "x-service-app": t.app.id } }));
+    vi.spyOn(t.backend.core.db.audit, "append").mockRejectedValueOnce(new Error("the store is down"));
+    expect((await ask()).status).toBe(500);
+    const again = await ask();
+    expect(again.status).toBe(200);
+    await again.arrayBuffer();
+  });
+
+  it("tenantd tenant export writes the same archive to a file", async () => {
+    const { t, alice, bytes, fileId, filePath } = await seeded();
+    const out = join(tempDir(), "alice.zip");
+    vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    const args = ["export", "--data-dir", t.dataDir, "--app", t.app.id, "alice@example.com", "--out", out];
+    for (const [k, v] of Object.entries(await cliStoreEnv(args))) vi.stubEnv(k, v);
+    await runCommand(tenantCli, { rawArgs: args });
+    const zip = readZip(readFileSync(out));
+    expect(JSON.parse(zip.get("account.json")!.toString()).tenant.id).toBe(alice.id);
+    expect(jsonl(zip.get("records/notes.jsonl"))).toHaveLength(1200);
+    expect(zip.get(filePath)!.equals(bytes)).toBe(true);
+    const trail = await t.backend.admin.listAudit(t.app.id, { action: "tenant.data_exported" });
+    expect(trail.entries[0]).toMatchObject({ tenantId: alice.id, actor: { type: "operator" } });
+  });
+
+  it("writes ZIP64 end records when an archive holds more than 65535 entries", async () => {
+    async function* many() {
+      for (let i = 0; i < 70_000; i++) yield { name: `e/${i}.txt`, data: Buffer.from(String(i)), mtime: Date.UTC(2026, 0, 1) };
+    }
+    const chunks: Uint8Array[] = [];
+    for await (const c of zipStream(many())) chunks.push(c);
+    const zip = readZip(Buffer.concat(chunks));
+    expect(zip.size).toBe(70_000);
+    expect(zip.get("e/69999.txt")!.toString()).toBe("69999");
+  });
+});
