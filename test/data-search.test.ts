@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError, signupTenant } from "./_helpers.ts";
 import { dataBackend, dataClient, type DataClient } from "./data-helpers.ts";
+import { parseFilter, parseSort } from "../src/data/query.ts";
 
 const titles = async (api: DataClient, collection: string, filter: unknown, extra: Record<string, unknown> = {}) => {
   const res = await api.list(collection, { filter, sort: { title: 1 }, ...extra });
@@ -49,6 +50,40 @@ describe("full-text search ($text)", () => {
     expect(await titles(api, "notes", { $text: { $search: "cherry" } })).toEqual(["cherry"]);
     await api.remove("notes", id!);
     expect(await titles(api, "notes", { $text: { $search: "cherry" } })).toEqual([]);
+  });
+
+  it("follows an update in a collection without unique fields (where the stores have one-statement updates)", async () => {
+    const { api } = await dataBackend({ notes: { search: { language: "simple" } } });
+    const [id] = await api.seed("notes", [{ title: "apple" }]);
+    expect((await api.update("notes", id!, { title: "banana" })).status).toBe(200);
+    expect(await titles(api, "notes", { $text: { $search: "apple" } })).toEqual([]);
+    expect(await titles(api, "notes", { $text: { $search: "banana" } })).toEqual(["banana"]);
+  });
+
+  it("answers the same through a complete field index: $text with a filter or sort on the indexed field, paged by cursor", async () => {
+    const { t, tenant, api } = await dataBackend({ notes: { indexed: ["n"], search: { language: "simple" } } });
+    await api.seed("notes", Array.from({ length: 12 }, (_, i) => ({ title: `${i % 4 === 3 ? "blue" : "red"} ${String(i).padStart(2, "0")}`, n: i % 3 })));
+    await t.backend.core.db.records.autoIndexesSettled();
+    const core = t.backend.core;
+    if (core.engine === "sqlite") {
+      // The filter's indexed field drives the list (its entries joined to the records).
+      const scope = { appId: t.app.id, tenantId: tenant.id, collection: "notes", indexed: new Set(["n"]), search: "simple" as const };
+      const plan = await core.db.records.explainList(scope, parseFilter('{"$text":{"$search":"red"},"n":{"$gte":1}}'), parseSort('{"n":1}'));
+      expect(plan.join(" ")).toContain("record_field_entries");
+    }
+    const pages = async (filter: unknown, sort: unknown) => {
+      const seen: string[] = [];
+      let res = await api.list("notes", { filter, sort, limit: 2 });
+      for (;;) {
+        expect(res.status, res.text).toBe(200);
+        seen.push(...res.body.records.map((r: { data: { title: string } }) => r.data.title));
+        if (!res.body.next) return { total: res.body.total as number, seen };
+        res = await api.list("notes", { filter, sort, limit: 2, after: res.body.next });
+      }
+    };
+    expect(await pages({ $text: { $search: "red" }, n: { $gte: 1 } }, { n: 1, title: -1 })).toEqual({ total: 6, seen: ["red 10", "red 04", "red 01", "red 08", "red 05", "red 02"] });
+    expect(await pages({ $text: { $search: "red" }, n: 0 }, { created_at: 1 })).toEqual({ total: 3, seen: ["red 00", "red 06", "red 09"] });
+    expect(await pages({ $text: { $search: "blue" } }, { n: -1 })).toEqual({ total: 3, seen: ["blue 11", "blue 07", "blue 03"] });
   });
 
   it("indexes records written before search was turned on, and forgets them when it is turned off", async () => {
