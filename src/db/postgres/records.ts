@@ -1,6 +1,6 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
-import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, RecordRow, RecordScope } from "../types.ts";
+import type { BatchOutcome, BatchWrite, KeptReply, RecordRow, RecordScope } from "../types.ts";
 import { incrementUsageIn } from "./billing.ts";
 import { searchDocument } from "../../data/text.ts";
 
@@ -145,17 +145,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     return { ...row, data: text, updatedAt: now };
   }
 
-  async function upsertRow(
-    tx: PgTx,
-    scope: RecordScope,
-    key: { field: string; value: Json },
-    newId: string,
-    data: Record<string, unknown>,
-    transform: DataTransform,
-    now: number,
-    unique: readonly string[],
-    cap: number | null,
-  ) {
+  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
     // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
     const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;

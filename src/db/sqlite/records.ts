@@ -173,16 +173,7 @@ export function createRecordsRepo(db: SqliteDb) {
     const row = byId(scope, id);
     return row && updateRow(scope, row, transform, now, unique);
   });
-  function upsertRow(
-    scope: RecordScope,
-    key: { field: string; value: Json },
-    newId: string,
-    data: Record<string, unknown>,
-    transform: DataTransform,
-    now: number,
-    unique: readonly string[],
-    cap: number | null,
-  ) {
+  function upsertRow(...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
     const m = matching(scope, key.field, key.value);
     const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} ORDER BY seq LIMIT 2`, true).all(...m.where.params) as RawRecord[];
     // The lookup already answers the unique check of a scalar key: no record holds the value,
@@ -404,19 +395,10 @@ export function createRecordsRepo(db: SqliteDb) {
       return row && toRecord(row);
     },
     /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
-    async upsert(
-      scope: RecordScope,
-      key: { field: string; value: Json },
-      newId: string,
-      data: Record<string, unknown>,
-      transform: DataTransform,
-      now: number,
-      unique: readonly string[],
-      cap: number | null,
-    ): Promise<{ row: RecordRow; created: boolean }> {
-      forgetTotals(scope);
+    async upsert(...args: Parameters<RecordsRepository["upsert"]>): Promise<{ row: RecordRow; created: boolean }> {
+      forgetTotals(args[0]);
       fieldIndexes.refresh();
-      return txUpsert.immediate(scope, key, newId, data, transform, now, unique, cap);
+      return txUpsert.immediate(...args);
     },
     async remove(scope: RecordScope, id: string): Promise<boolean> {
       forgetTotals(scope);
