@@ -43,8 +43,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: "idempotency-keys", sql: idempotencySchema },
   { version: 14, name: "mfa-passkeys", sql: mfaSchema },
   { version: 15, name: "sign-in", sql: signInSchema },
-  { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
   { version: 16, name: "audit-and-cron", sql: auditCronSchema },
+  { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
 ];
 
 /**
