@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   invalid_json: 400,
   invalid_filter: 400,
   invalid_sort: 400,
+  invalid_cursor: 400,
   invalid_token: 400,
   invalid_redirect: 400,
   invalid_state: 400,

@@ -1,5 +1,6 @@
 import type { Core } from "./core.ts";
 import { pruneDeliveries } from "./webhooks/retention.ts";
+import { IDEMPOTENCY_WINDOW_MS } from "./data/idempotency.ts";
 import { cleanUpAnonymous } from "./auth/anonymous.ts";
 import { pruneAudit } from "./audit/retention.ts";
 import { CRON_RETENTION_MS } from "./server-hooks/cron.ts";
@@ -17,6 +18,8 @@ async function housekeeping(core: Core): Promise<void> {
   const purged = await core.db.sessions.purge(core.clock() - SESSION_RETENTION_MS);
   if (purged > 0) core.log.info("purged old sessions", { count: purged });
   await pruneDeliveries(core);
+  const forgotten = await core.db.records.purgeKeptReplies(core.clock() - IDEMPOTENCY_WINDOW_MS);
+  if (forgotten > 0) core.log.info("dropped expired idempotency keys", { count: forgotten });
   // MFA tickets and passkey challenges live minutes; an hour past expiry nothing reads them.
   await core.db.mfa.purgeChallenges(core.clock() - HOUR);
   const anonymous = await cleanUpAnonymous(core);
@@ -27,7 +30,7 @@ async function housekeeping(core: Core): Promise<void> {
 
 /**
  * One round of housekeeping: drops long-dead sessions and their refresh tokens, old
- * webhook deliveries, and expired MFA tickets and passkey challenges. On PostgreSQL, of all the nodes on one database only the one that
+ * webhook deliveries, expired MFA tickets and passkey challenges, and idempotency keys past their 24 hours. On PostgreSQL, of all the nodes on one database only the one that
  * claims the round runs it (cluster.runJob), once per MAINTENANCE_EVERY_MS; returns
  * whether this process ran it.
  */

@@ -7,6 +7,7 @@ import { openPostgres, type PgSql } from "../src/db/postgres/connection.ts";
 import { createPgRepositories } from "../src/db/postgres/index.ts";
 import type { Repositories } from "../src/db/repositories.ts";
 import { createTestDatabase } from "./_postgres.ts";
+import { readSettings } from "../src/apps/settings.ts";
 
 /**
  * The engine this project's backends run on (vitest.config.ts sets TENANTD_TEST_ENGINE per
@@ -50,4 +51,15 @@ export async function postgresEngine(opts: { max?: number } = {}): Promise<Engin
       await database.drop();
     },
   };
+}
+
+/** The app "app1" and its tenants, as the tests comparing the engines seed each engine. */
+export async function seedApp(db: Repositories, tenants: string[], at: number): Promise<void> {
+  await db.apps.insert({ id: "app1", name: "A", publishableKey: "pk", secretKeyHash: null, ownerId: null, settings: readSettings({}), createdAt: at, updatedAt: at });
+  for (const t of tenants) {
+    await db.tenants.createWithSession(
+      { id: t, appId: "app1", email: `${t}@x.io`, passwordHash: null, emailVerifiedAt: null, locale: "en", parentTenantId: null, createdAt: at },
+      { id: `s-${t}`, refreshHash: `r-${t}`, createdAt: at, expiresAt: at + 1e9 },
+    );
+  }
 }

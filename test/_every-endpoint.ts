@@ -190,6 +190,14 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `/api/v1/data/notes/rec_nope`, { bearer }, 404);
     await call("PUT", `/api/v1/data/notes/${recordId}`, { bearer, body: { data: { n: 2, title: null } } }, 200);
     await call("POST", "/api/v1/data/notes/upsert", { bearer, body: { data: { title: "b" } } }, 201);
+    await call("POST", "/api/v1/batch", { bearer, body: { operations: [{ op: "create", collection: "notes", data: { n: 3 } }, { op: "delete", collection: "notes", id: "rec_nope" }] } }, 404);
+    const batch = { bearer, body: { operations: [{ op: "create", collection: "notes", data: { n: 3 } }, { op: "increment", featureKey: "batch" }] }, headers: { "idempotency-key": "every-endpoint" } };
+    await call("POST", "/api/v1/batch", batch, 200);
+    await call("POST", "/api/v1/batch", { ...batch, body: { operations: [] } }, 400);
+    await call("POST", "/api/v1/batch", { ...batch, body: { operations: [{ op: "increment", featureKey: "other" }] } }, 409);
+    const firstPage = await call("GET", "/api/v1/data/notes?limit=1", { bearer }, 200);
+    await call("GET", `/api/v1/data/notes?limit=1&after=${encodeURIComponent(firstPage.body.next)}`, { bearer }, 200);
+    await call("GET", `/api/v1/data/notes?limit=1&sort=${encodeURIComponent('{"n":1}')}&after=${encodeURIComponent(firstPage.body.next)}`, { bearer }, 400);
     const share = await call("POST", `/api/v1/data/notes/${recordId}/share`, { bearer, body: { expiresInSeconds: 60 } }, 201);
     await call("GET", `/api/v1/public/shared/${share.body.shareToken.token}`, {}, 200);
     await call("GET", `/api/v1/public/shared/shr_nope`, {}, 404);

@@ -92,6 +92,57 @@ describe("tenantd/client data and files", () => {
     expect([bad.status, bad.code]).toEqual([400, "invalid_request"]);
   });
 
+  it("collection.list pages on with after = the previous page's next", async () => {
+    const { client } = await clientBackend();
+    const c = client();
+    await c.auth.signUp({ email: "cursor@example.com", password: PASSWORD });
+    const tasks = c.collection<Task>("tasks");
+    for (const title of ["a", "b", "c", "d", "e"]) await tasks.create({ title, done: false });
+    const titles: string[] = [];
+    let page = await tasks.list({ sort: { title: 1 }, limit: 2 });
+    for (;;) {
+      titles.push(...page.records.map((r) => r.data.title));
+      if (page.next === undefined) break;
+      page = await tasks.list({ sort: { title: 1 }, limit: 2, after: page.next });
+    }
+    expect([titles, page.total, page.offset]).toEqual([["a", "b", "c", "d", "e"], 5, 4]);
+    const wrong = await rejection(tasks.list({ sort: { title: -1 }, after: (await tasks.list({ limit: 1 })).next! }));
+    expect([wrong.status, wrong.code]).toEqual([400, "invalid_cursor"]);
+  });
+
+  it("batch: all operations in one transaction; writes with an idempotency key happen once", async () => {
+    const { client } = await clientBackend();
+    const c = client();
+    await c.auth.signUp({ email: "batch@example.com", password: PASSWORD });
+    const tasks = c.collection<Task>("tasks");
+    const a = await tasks.create({ title: "a", done: false }, { idempotencyKey: "create-a" });
+    expect((await tasks.create({ title: "a", done: false }, { idempotencyKey: "create-a" })).id).toBe(a.id);
+    const results = await c.batch([
+      { op: "create", collection: "tasks", data: { title: "b", done: false } },
+      { op: "update", collection: "tasks", id: a.id, data: { done: true } },
+      { op: "increment", featureKey: "syncs" },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([201, 200, 200]);
+    const failed = await rejection(c.batch([{ op: "create", collection: "tasks", data: { title: "c", done: false } }, { op: "delete", collection: "tasks", id: "rec_nope" }]));
+    expect([failed.status, failed.code, failed.message.startsWith("operations[1]")]).toEqual([404, "not_found", true]);
+    expect((await tasks.list()).total).toBe(2);
+    expect((await c.billing.increment("syncs", { idempotencyKey: "sync-1" })).count).toBe(2);
+    expect((await c.billing.increment("syncs", { idempotencyKey: "sync-1" })).count).toBe(2);
+  });
+
+  it("collection.search finds records by their words, with fields and the list's options", async () => {
+    const { t, client } = await clientBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: { tasks: { search: { language: "en" } } } } });
+    const c = client();
+    await c.auth.signUp({ email: "search@example.com", password: PASSWORD });
+    const tasks = c.collection<Task>("tasks");
+    for (const title of ["Buy Café beans", "Call the café", "Buy milk"]) await tasks.create({ title, done: title.startsWith("Call") });
+    expect((await tasks.search("cafe", { sort: { title: 1 } })).records.map((r) => r.data.title)).toEqual(["Buy Café beans", "Call the café"]);
+    expect((await tasks.search("buy", { filter: { done: false }, fields: ["title"], limit: 1 })).total).toBe(2);
+    const bad = await rejection(c.collection("other").search("x"));
+    expect([bad.status, bad.code]).toEqual([400, "invalid_filter"]);
+  });
+
   it("uploads a Blob (and bytes), reads its metadata, and deletes it", async () => {
     const { url, client } = await clientBackend();
     const c = client();

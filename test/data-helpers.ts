@@ -8,11 +8,12 @@ export interface ListParams {
   sort?: unknown;
   limit?: string | number;
   offset?: string | number;
+  after?: string;
 }
 
 export function listPath(collection: string, params: ListParams = {}): string {
   const q = new URLSearchParams();
-  for (const key of ["filter", "sort", "limit", "offset"] as const) {
+  for (const key of ["filter", "sort", "limit", "offset", "after"] as const) {
     const value = params[key];
     if (value === undefined) continue;
     q.set(key, typeof value === "string" || typeof value === "number" ? String(value) : JSON.stringify(value));
@@ -51,7 +52,7 @@ export function dataClient(t: TestBackend, who: Bearer) {
 export type DataClient = ReturnType<typeof dataClient>;
 
 /** A backend whose default app has the given collection settings, and one signed-up tenant. */
-export async function dataBackend(collections: Record<string, { unique?: string[]; indexed?: string[] }> = {}) {
+export async function dataBackend(collections: Record<string, { unique?: string[]; indexed?: string[]; search?: { language?: "simple" | "en" | "es" | "nl" } }> = {}) {
   const t = await startBackend();
   await t.backend.admin.updateApp(t.app.id, { settings: { collections } });
   const tenant = await signupTenant(t);

@@ -126,7 +126,7 @@ describe("JSON replies built without h3's header copies", () => {
       vary: r.res.headers.get("vary"),
     });
     const browser = { origin: "https://app.example", "x-service-app": t.app.id };
-    const exposed = { expose: "retry-after, content-disposition, content-range", vary: "Origin" };
+    const exposed = { expose: "retry-after, content-disposition, content-range, idempotent-replayed", vary: "Origin" };
     const record = await send("POST", "/api/v1/data/notes", { ...bearer, origin: "https://app.example" }, { data: { c: 3 } });
     expect({ status: record.status, ...corsOf(record) }).toEqual({ status: 201, allow: "https://app.example", ...exposed });
     const unauthorized = await send("GET", "/api/v1/auth/me", { ...browser, authorization: "Bearer nope" });

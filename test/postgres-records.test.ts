@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { readSettings } from "../src/apps/settings.ts";
 import { parseFilter, parseSort } from "../src/data/query.ts";
 import type { RecordScope } from "../src/db/types.ts";
 
@@ -9,7 +8,7 @@ import { createRepositories } from "../src/db/sqlite/index.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { postgresEngine } from "./_engines.ts";
+import { postgresEngine, seedApp } from "./_engines.ts";
 import { seededRandom } from "./_random.ts";
 import { UniqueConflict } from "../src/db/shared.ts";
 
@@ -98,13 +97,7 @@ beforeAll(async () => {
   const r = seededRandom(7);
   const docs = Array.from({ length: RECORDS }, () => randomRecord(r));
   for (const [, db] of engines) {
-    await db.apps.insert({ id: "app1", name: "A", publishableKey: "pk", secretKeyHash: null, ownerId: null, settings: readSettings({}), createdAt: T0, updatedAt: T0 });
-    for (const t of ["ten1", "ten2"]) {
-      await db.tenants.createWithSession(
-        { id: t, appId: "app1", email: `${t}@x.io`, passwordHash: null, emailVerifiedAt: null, locale: "en", parentTenantId: null, createdAt: T0 },
-        { id: `s-${t}`, refreshHash: `r-${t}`, createdAt: T0, expiresAt: T0 + 1e9 },
-      );
-    }
+    await seedApp(db, ["ten1", "ten2"], T0);
     for (let i = 0; i < RECORDS; i++) {
       // Clumps of equal creation times, so the tie-breaks are exercised.
       const at = T0 + Math.floor(i / 3) * 1000;

@@ -63,6 +63,73 @@ describe("record hooks", () => {
     expect((await t.request("POST", "/api/v1/data/notes/upsert", { bearer: tenant.bearer, body: { data: { slug: "a" } } })).status).toBe(201);
   });
 
+  it("a batch and a write with an Idempotency-Key go through the hooks of their single calls, and a replay runs none again", async () => {
+    const seen: string[] = [];
+    const hooks = defineHooks({
+      records: {
+        beforeCreate: ({ data }) => {
+          if (data.banned) throw refuse("Banned words are not allowed here.", "invalid_request");
+          return { ...data, stamped: true };
+        },
+        afterCreate: ({ record }) => void seen.push(`created ${String(record.data.text ?? record.data.slug)}`),
+        beforeUpdate: ({ patch }) => ({ ...patch, edited: true }),
+        afterUpdate: ({ record }) => void seen.push(`updated ${String(record.data.text ?? record.data.slug)}`),
+        beforeDelete: ({ id }) => {
+          if (id === "rec_keep") throw refuse("This record is kept.");
+        },
+        afterDelete: ({ id }) => void seen.push(`deleted ${id}`),
+      },
+    });
+    const t = await startBackend({ hooks });
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: { tags: { unique: ["slug"] } } } });
+    const tenant = await signupTenant(t);
+    const batch = (operations: unknown[], key?: string) =>
+      t.request("POST", "/api/v1/batch", { bearer: tenant.bearer, body: { operations }, ...(key === undefined ? {} : { headers: { "idempotency-key": key } }) });
+    const old = (await t.request("POST", "/api/v1/data/notes", { bearer: tenant.bearer, body: { data: { text: "old" } } })).body.record.id as string;
+    seen.length = 0;
+
+    const res = await batch([
+      { op: "create", collection: "notes", data: { text: "new" } },
+      { op: "upsert", collection: "tags", data: { slug: "s", n: 1 } },
+      { op: "upsert", collection: "tags", data: { slug: "s", n: 2 } },
+      { op: "update", collection: "notes", id: old, data: { text: "older" } },
+      { op: "delete", collection: "notes", id: old },
+      { op: "increment", featureKey: "exports" },
+    ]);
+    expect(res.status, res.text).toBe(200);
+    const results = res.body.results as { record?: { data: unknown } }[];
+    expect(results.slice(0, 4).map((r) => r.record!.data)).toEqual([
+      { text: "new", stamped: true },
+      { slug: "s", n: 1, stamped: true },
+      { slug: "s", n: 2, stamped: true },
+      { text: "older", stamped: true, edited: true },
+    ]);
+    expect(seen).toEqual(["created new", "created s", "updated s", "updated older", `deleted ${old}`]);
+
+    // A refusal is the operation's failure: nothing written, no after hook.
+    seen.length = 0;
+    const refused = await batch([
+      { op: "create", collection: "notes", data: { text: "fine" } },
+      { op: "create", collection: "notes", data: { banned: true } },
+    ]);
+    expectError(refused, 400, "invalid_request");
+    expect(refused.body.message).toBe("operations[1] (create notes) failed, so nothing of the batch was written: Banned words are not allowed here.");
+    expectError(await batch([{ op: "delete", collection: "notes", id: "rec_keep" }]), 403, "forbidden");
+    expect(seen).toEqual([]);
+    expect((await t.request("GET", "/api/v1/data/notes", { bearer: tenant.bearer })).body.total).toBe(1);
+
+    // The first request with a key runs the hooks; its retries get the kept answer and run none.
+    const send = () => t.request("POST", "/api/v1/data/notes", { bearer: tenant.bearer, body: { data: { text: "once" } }, headers: { "idempotency-key": "hook-key" } });
+    const first = await send();
+    expect([first.status, first.body.record.data]).toEqual([201, { text: "once", stamped: true }]);
+    const again = await send();
+    expect([again.headers.get("idempotent-replayed"), again.body]).toEqual(["true", first.body]);
+    const ops = [{ op: "create", collection: "notes", data: { text: "batched" } }];
+    expect((await batch(ops, "hook-batch")).status).toBe(200);
+    expect((await batch(ops, "hook-batch")).headers.get("idempotent-replayed")).toBe("true");
+    expect(seen).toEqual(["created once", "created batched"]);
+  });
+
   it("a failing hook answers 500 hook_failed naming it, logged with the request id; a slow one is cut at the timeout", async () => {
     const { logger, lines } = memoryLogger();
     const hooks = defineHooks({

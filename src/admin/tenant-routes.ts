@@ -9,6 +9,7 @@ import { toPublicTenant } from "../auth/tenant-view.ts";
 import { tenantBilling } from "../billing/grants.ts";
 import { listInviteTokens } from "../invites/tokens.ts";
 import { listRecords, RECORD_LIMITS } from "../data/records.ts";
+import { MAX_CURSOR_CHARS } from "../data/cursor.ts";
 import { deleteFile, requireOwnFile, toFileInfo } from "../files/service.ts";
 import { fail } from "../errors.ts";
 import { toIso } from "../clock.ts";
@@ -35,6 +36,7 @@ export const RecordsQuery = v.object({
   sort: v.optional(v.string("sort must appear once")),
   limit: v.optional(whole(1, RECORD_LIMITS.maxLimit, "limit")),
   offset: v.optional(whole(0, Number.MAX_SAFE_INTEGER, "offset")),
+  after: v.optional(v.pipe(v.string("after must appear once"), v.maxLength(MAX_CURSOR_CHARS, "after is too long to be a cursor"))),
 });
 export const FilesQuery = v.object({ limit: v.optional(whole(1, 200, "limit"), "50"), offset: v.optional(whole(0, Number.MAX_SAFE_INTEGER, "offset"), "0") });
 

@@ -55,6 +55,8 @@ export const AppSettingsSchema = v.strictObject({
       v.strictObject({
         unique: v.optional(v.array(v.pipe(v.string(), v.regex(FIELD_PATH, "must be a field path like name or address.city"))), []),
         indexed: v.optional(v.array(v.pipe(v.string(), v.regex(FIELD_PATH, "must be a field path like name or address.city"))), []),
+        /** Full-text search ($text) on; `language` picks the common words left out (src/data/text.ts SEARCH_LANGUAGES). */
+        search: v.optional(v.strictObject({ language: v.optional(v.picklist(["simple", "en", "es", "nl"], "must be simple, en, es or nl"), "simple") })),
       }),
     ),
       // Every indexed or unique field is an index on the shared records table: each one

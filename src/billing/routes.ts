@@ -8,6 +8,8 @@ import { toPlanInfo } from "./plans.ts";
 import { CheckoutBody, PortalBody, openPortal, startCheckout } from "./checkout.ts";
 import { effectiveEntitlements, effectiveSubscription } from "./effective.ts";
 import { FeatureKeyParam, IncrementBody, UsageQuery, incrementUsage, readUsage } from "./usage.ts";
+import { idempotencyKeyOf, idempotentWrite } from "../data/idempotency.ts";
+import type { Awaitable } from "../awaitable.ts";
 import { handleStripeWebhook } from "./stripe-webhook.ts";
 import { registerBillingDevRoutes } from "./dev-routes.ts";
 import { requireRecentAuth } from "../auth/step-up.ts";
@@ -47,9 +49,14 @@ export function registerBillingRoutes(router: Router, core: Core): void {
   });
   router.post(
     "/api/v1/billing/usage/:featureKey/increment",
-    tenantRoute(core, (event, { app, tenantId }) => {
+    tenantRoute(core, (event, auth) => {
       const key = featureKey(event);
-      return readJson(event, IncrementBody, core.config.maxJsonBytes, (body) => incrementUsage(core, app, tenantId, key, body));
+      return readJson(event, IncrementBody, core.config.maxJsonBytes, (body): Awaitable<unknown> => {
+        // With an Idempotency-Key, a batch of one: its answer is kept with the increment (src/data/idempotency.ts).
+        const idempotency = idempotencyKeyOf(event);
+        if (idempotency === undefined) return incrementUsage(core, auth.app, auth.tenantId, key, body);
+        return idempotentWrite(core, event, auth, idempotency, `POST ${event.url.pathname}\n${JSON.stringify(body)}`, [{ op: "increment", featureKey: key, ...body }], true);
+      });
     }),
   );
 

@@ -31,7 +31,7 @@ export function limitFor(entitlements: Entitlements, featureKey: string): number
   return asLimit(Object.hasOwn(entitlements, featureKey) ? entitlements[featureKey] : undefined);
 }
 
-function asLimit(value: Entitlements[string] | undefined): number | null {
+export function asLimit(value: Entitlements[string] | undefined): number | null {
   if (typeof value === "number") return value;
   return value === false ? 0 : null;
 }

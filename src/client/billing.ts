@@ -1,5 +1,6 @@
 import type { Core } from "./core.ts";
-import type { Entitlements, Plan, Subscription, Usage } from "./types.ts";
+import type { Entitlements, Plan, Subscription, Usage, WriteOptions } from "./types.ts";
+import { writeOptions } from "./data.ts";
 
 export type UsagePeriod = "monthly" | "daily";
 
@@ -19,7 +20,7 @@ export function billingApi(core: Core) {
     entitlements: async (): Promise<Entitlements> => (await request<{ entitlements: Entitlements }>("GET", "/api/v1/billing/entitlements", tenant)).entitlements,
     usage: (featureKey: string, opts: { period?: UsagePeriod } = {}): Promise<Usage> => request("GET", feature(featureKey), { ...tenant, query: opts }),
     /** Adds `by` (default 1); refused with `limit_reached` (402) past the limit, counting nothing. */
-    increment: (featureKey: string, opts: { by?: number; period?: UsagePeriod } = {}): Promise<Usage> =>
-      request("POST", `${feature(featureKey)}/increment`, { ...tenant, body: opts }),
+    increment: (featureKey: string, { idempotencyKey, ...opts }: { by?: number; period?: UsagePeriod } & WriteOptions = {}): Promise<Usage> =>
+      request("POST", `${feature(featureKey)}/increment`, { ...writeOptions({ idempotencyKey }), body: opts }),
   };
 }

@@ -45,14 +45,21 @@ export type Condition<V> = V | null | Operators<V>;
 
 type Scalar<V> = V extends readonly (infer E)[] ? E | V : V;
 
+/** Full-text search (a collection with search on, docs/data.md): every word found, `word*` a prefix; `fields` narrows where. */
+export interface TextSearch<T> {
+  $search: string;
+  fields?: FieldPath<T>[];
+}
+
 /** Timestamps as ISO 8601 strings. */
-interface MetaFilter {
+interface MetaFilter<T> {
   $id?: Condition<string>;
   $createdAt?: Condition<string>;
   $updatedAt?: Condition<string>;
+  $text?: TextSearch<T>;
 }
 
-export type Filter<T> = MetaFilter & { [P in FieldPath<T>]?: Condition<Scalar<PathValue<T, P>>> };
+export type Filter<T> = MetaFilter<T> & { [P in FieldPath<T>]?: Condition<Scalar<PathValue<T, P>>> };
 
 export type Sort<T> = { [P in FieldPath<T> | "$id" | "$createdAt" | "$updatedAt"]?: 1 | -1 };
 
@@ -63,6 +70,8 @@ export interface ListOptions<T> {
   limit?: number;
   /** default 0 */
   offset?: number;
+  /** the `next` of the previous page: the page after it, as fast at any depth (not with `offset`) */
+  after?: string;
 }
 
 /** RFC 7396 merge patch of `T`: `null` deletes a key. */

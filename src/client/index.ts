@@ -7,11 +7,11 @@ import { authApi } from "./auth.ts";
 import { mfaApi } from "./mfa.ts";
 import { oauthApi } from "./oauth.ts";
 import { signInApi } from "./sign-in.ts";
-import { collectionApi, readShared } from "./data.ts";
+import { batch, collectionApi, readShared } from "./data.ts";
 import { filesApi } from "./files.ts";
 import { billingApi } from "./billing.ts";
 import { accountApi, familyApi, invitesApi } from "./account.ts";
-import type { JsonObject } from "./types.ts";
+import type { BatchOperation, JsonObject, WriteOptions } from "./types.ts";
 
 export { TenantdError } from "./errors.ts";
 export { memoryStorage, localStorageAdapter, type ClientStorage } from "./storage.ts";
@@ -23,7 +23,7 @@ export type { OAuthProvider, OAuthResult, RedirectLocation, HistoryLike } from "
 export type { Uploadable } from "./files.ts";
 export type { UsagePeriod } from "./billing.ts";
 export type * from "./types.ts";
-export type { Filter, Sort, ListOptions, Condition, Operators, FieldPath, MergePatch } from "./filter.ts";
+export type { Filter, Sort, ListOptions, Condition, Operators, FieldPath, MergePatch, TextSearch } from "./filter.ts";
 
 export type TenantdClient = ReturnType<typeof createClient>;
 export type Collection<T extends object = JsonObject> = ReturnType<typeof collectionApi<T>>;
@@ -36,6 +36,8 @@ export function createClient(options: ClientOptions) {
     /** A collection of the tenant's records; `T` types each record's `data` (and the filters). */
     collection: <T extends object = JsonObject>(name: string) => collectionApi<T>(core, name),
     readShared: <T extends object = JsonObject>(token: string) => readShared<T>(core, token),
+    /** Up to 100 record writes and usage increments in one transaction: all or nothing. */
+    batch: (operations: BatchOperation[], opts?: WriteOptions) => batch(core, operations, opts),
     files: filesApi(core),
     billing: billingApi(core),
     account: accountApi(core),

@@ -45,6 +45,8 @@ export interface RecordList<T = JsonObject> {
   total: number;
   limit: number;
   offset: number;
+  /** the cursor of the next page: pass it as `after`; absent on the last page */
+  next?: string;
 }
 
 /** What the client keeps in storage for a signed-in tenant. */
@@ -55,6 +57,22 @@ export interface Session {
   tenant?: Tenant;
 }
 
+/** One operation of `batch([...])`: the record writes and the usage increment, as their single calls take them. */
+export type BatchOperation =
+  | { op: "create"; collection: string; data: JsonObject }
+  /** a JSON Merge Patch of the record's data, as `update` */
+  | { op: "update"; collection: string; id: string; data: JsonObject }
+  | { op: "upsert"; collection: string; data: JsonObject }
+  | { op: "delete"; collection: string; id: string }
+  | { op: "increment"; featureKey: string; by?: number; period?: "monthly" | "daily" };
+
+/** What each operation's single call answers: its status, and that call's body fields. */
+export type BatchResult = Out<"BatchResult">;
+
+/** Writes take an idempotency key: a retry with the same key and request within 24 hours gets the first answer and writes nothing. */
+export interface WriteOptions {
+  idempotencyKey?: string;
+}
 /** The sign-in step when a second factor is due (`signIn`, `signInWithPasskey`). */
 export type MfaChallenge = MfaOut<"MfaChallenge">;
 export type MfaStatus = MfaOut<"MfaStatus">;

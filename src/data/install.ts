@@ -5,8 +5,12 @@ import { indexedFields } from "./records.ts";
 const wantedIndexes = (app: AppRow) =>
   Object.keys(app.settings.collections).flatMap((collection) => indexedFields(app, collection).map((path) => ({ collection, path })));
 
+/** The collections with full-text search on, and their languages. */
+const wantedSearch = (app: AppRow) =>
+  Object.entries(app.settings.collections).flatMap(([collection, c]) => (c.search ? [{ collection, language: c.search.language }] : []));
+
 /**
- * Keeps the per-field record indexes in step with app settings: built or dropped when a
+ * Keeps the per-field record indexes and the full-text index in step with app settings: built or dropped when a
  * developer changes them, and checked at startup (settings may have been written by an
  * older tenantd or restored from a backup).
  */
@@ -47,12 +51,12 @@ function createAppIndexSync(core: Core): AppIndexSync {
   return (appId, fields) => {
     const run = (queues.get(appId) ?? Promise.resolve()).then(async () => {
       let wanted = fields;
-      if (!wanted) {
-        const app = await core.db.apps.findById(appId);
-        wanted = app && wantedIndexes(app);
-      }
+      const app = wanted ? undefined : await core.db.apps.findById(appId);
+      wanted ??= app && wantedIndexes(app);
       // An app deleted meanwhile: its deletion dropped its indexes.
       if (wanted) await core.db.records.syncIndexes(appId, wanted);
+      // The full-text index follows the settings too (records written before search was on get their words).
+      if (app) await core.db.records.syncSearch(appId, wantedSearch(app));
     });
     const settled = run.catch(() => {});
     queues.set(appId, settled);

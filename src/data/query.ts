@@ -31,11 +31,38 @@ export type Target = { kind: "meta"; column: MetaColumn } | { kind: "field"; pat
 export type Operator = "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$in";
 const OPERATORS = new Set<string>(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in"]);
 
-export interface Condition {
-  target: Target;
-  op: Operator;
-  /** for `$in` an array; meta date values are already ms numbers */
-  value: Json;
+export type Condition =
+  | {
+      target: Target;
+      op: Operator;
+      /** for `$in` an array; meta date values are already ms numbers */
+      value: Json;
+    }
+  | TextCondition;
+
+/** `{ "$text": { "$search": "…", "fields"?: [...] } }`: the words are made per collection language by the store (data/text.ts). */
+export interface TextCondition {
+  target: { kind: "text" };
+  op: "$text";
+  value: { search: string; fields: string[] };
+}
+
+/** Words in one `$search` at most, and fields it may name. */
+export const TEXT_LIMITS = { maxLength: 512, maxFields: 8 } as const;
+
+function parseText(spec: Json): TextCondition {
+  const example = '{"$text":{"$search":"red shoes","fields":["title"]}}';
+  if (!isPlainObject(spec)) throw invalid(`$text takes an object such as ${example}.`);
+  const keys = Object.keys(spec).filter((k) => k !== "$search" && k !== "fields");
+  if (keys.length > 0) throw invalid(`$text takes only $search and fields, not "${keys[0]!.slice(0, 40)}".`);
+  const search = spec.$search;
+  if (typeof search !== "string" || search.trim() === "") throw invalid(`$text needs $search, the words to find, as a non-empty string: ${example}.`);
+  if (search.length > TEXT_LIMITS.maxLength) throw invalid(`$search is ${search.length} characters long; the maximum is ${TEXT_LIMITS.maxLength}.`);
+  const fields = spec.fields ?? [];
+  if (!Array.isArray(fields) || fields.length > TEXT_LIMITS.maxFields || fields.some((f) => typeof f !== "string" || !FIELD_PATH.test(f))) {
+    throw invalid(`$text fields must be a list of at most ${TEXT_LIMITS.maxFields} field paths such as ["title","body.text"].`);
+  }
+  return { target: { kind: "text" }, op: "$text", value: { search, fields: fields as string[] } };
 }
 
 export interface SortKey {
@@ -65,7 +92,7 @@ function depthOf(value: unknown): number {
 function parseTarget(key: string, err: (m: string) => Error): Target {
   if (Object.hasOwn(META_FIELDS, key)) return { kind: "meta", column: META_FIELDS[key as keyof typeof META_FIELDS] };
   if (key.startsWith("$")) {
-    throw err(`"${key}" is not supported. Filters compare fields with $eq, $ne, $gt, $gte, $lt, $lte and $in; the record's own fields are $id, $createdAt and $updatedAt.`);
+    throw err(`"${key}" is not supported. Filters compare fields with $eq, $ne, $gt, $gte, $lt, $lte and $in, and search text with $text; the record's own fields are $id, $createdAt and $updatedAt.`);
   }
   if (!FIELD_PATH.test(key)) {
     throw err(
@@ -111,6 +138,10 @@ export function parseFilter(raw: string | undefined): Condition[] {
   if (depthOf(filter) > FILTER_LIMITS.maxDepth) throw invalid(`the filter is nested more than ${FILTER_LIMITS.maxDepth} levels deep.`);
   const conditions: Condition[] = [];
   for (const [key, spec] of Object.entries(filter)) {
+    if (key === "$text") {
+      conditions.push(parseText(spec as Json));
+      continue;
+    }
     const target = parseTarget(key, invalid);
     const ops = isPlainObject(spec) ? Object.keys(spec) : [];
     const operatorKeys = ops.filter((k) => k.startsWith("$"));
@@ -145,7 +176,7 @@ export function parseSort(raw: string | undefined): SortKey[] {
  */
 export function indexableFields(conditions: Condition[], sort: SortKey[]): string[] {
   const fields = new Set<string>();
-  for (const c of conditions) if (c.target.kind === "field" && c.op !== "$ne") fields.add(c.target.path);
+  for (const c of conditions) if (c.target.kind === "field" && c.op !== "$ne" && c.op !== "$text") fields.add(c.target.path);
   for (const k of sort) if (k.target.kind === "field") fields.add(k.target.path);
   return [...fields];
 }
@@ -195,4 +226,23 @@ export function parseList(filter: string | undefined, sort: string | undefined):
     parsedLists.delete(oldest);
   }
   return parsed;
+}
+
+/**
+ * One term of a keyset (cursor) page's start: the order a list sorts by, term by term, with
+ * the last record's value for each. The terms are the sort keys, then the tie-breaks the
+ * stores add (creation time unless sorted on, then `seq`; none after `$id`, which is unique),
+ * so "after the record" is exactly "past its place in the total order".
+ */
+export type KeyTerm = { target: Target; dir: 1 | -1; value: Json } | { target: { kind: "seq" }; dir: 1 | -1; value: number };
+
+/** The targets of a list's total order, in order (see KeyTerm). */
+export function keyTargets(sort: readonly SortKey[]): { target: Target | { kind: "seq" }; dir: 1 | -1 }[] {
+  const terms: { target: Target | { kind: "seq" }; dir: 1 | -1 }[] = sort.map((k) => ({ target: k.target, dir: k.dir }));
+  const last = sort.at(-1)?.dir ?? -1;
+  const sortsBy = (column: MetaColumn) => sort.some((k) => k.target.kind === "meta" && k.target.column === column);
+  if (sortsBy("id")) return terms;
+  if (!sortsBy("created_at")) terms.push({ target: { kind: "meta", column: "created_at" }, dir: last });
+  terms.push({ target: { kind: "seq" }, dir: last });
+  return terms;
 }

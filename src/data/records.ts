@@ -9,6 +9,8 @@ import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch.ts";
 import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
+import { decodeCursor, encodeCursor, queryFingerprint } from "./cursor.ts";
+import { searchTerms, type SearchLanguage } from "./text.ts";
 import { recordCap, recordLimitReached } from "../account/quotas.ts";
 import { QuotaReached, UniqueConflict, valueAtPath } from "../db/shared.ts";
 import { afterRecordHook, beforeRecordHook } from "../server-hooks/records.ts";
@@ -46,7 +48,8 @@ export function recordJson(row: RecordRow): string {
 
 /** A list page as reply JSON text (see recordJson). */
 export function listJson(page: ListRows): string {
-  return `{"records":[${page.rows.map(recordJson).join(",")}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}}`;
+  const next = page.next === undefined ? "" : `,"next":${JSON.stringify(page.next)}`;
+  return `{"records":[${page.rows.map(recordJson).join(",")}],"total":${page.total},"limit":${page.limit},"offset":${page.offset}${next}}`;
 }
 
 function collectionSettings(app: AppRow, collection: string) {
@@ -70,13 +73,14 @@ export function recordScope(auth: TenantAuth, collection: string): Scoped {
   if (!COLLECTION_NAME.test(collection)) {
     throw fail("invalid_request", `Collection "${collection.slice(0, 80)}" is not valid: use 1 to 64 letters or digits (A-Z, a-z, 0-9).`);
   }
-  const { indexed, unique } = collectionIndexes(auth.app, collection);
-  return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed }, unique };
+  const { indexed, unique, search } = collectionIndexes(auth.app, collection);
+  return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed, ...(search ? { search } : {}) }, unique };
 }
 
 interface CollectionIndexes {
   indexed: ReadonlySet<string>;
   unique: string[];
+  search?: SearchLanguage;
 }
 
 const NO_INDEXES: CollectionIndexes = { indexed: new Set(), unique: [] };
@@ -95,7 +99,8 @@ function collectionIndexes(app: AppRow, collection: string): CollectionIndexes {
   if (!byCollection) indexesByApp.set(app, (byCollection = new Map()));
   let entry = byCollection.get(collection);
   if (!entry) {
-    entry = { indexed: new Set(indexedFields(app, collection)), unique: collectionSettings(app, collection).unique };
+    const search = app.settings.collections[collection]!.search?.language;
+    entry = { indexed: new Set(indexedFields(app, collection)), unique: collectionSettings(app, collection).unique, ...(search ? { search } : {}) };
     byCollection.set(collection, entry);
   }
   return entry;
@@ -152,21 +157,26 @@ export function checkData(data: unknown): JsonObject {
   return data;
 }
 
-const notFound = (collection: string, id: string) => fail("not_found", `No record ${id.slice(0, 80)} in collection ${collection}.`);
+export const notFound = (collection: string, id: string) => fail("not_found", `No record ${id.slice(0, 80)} in collection ${collection}.`);
+
+/** The store's refusals as a client reads them (the record quota's 402, a unique field's 409); anything else as it is. */
+export function storeError(collection: string, error: unknown): unknown {
+  if (error instanceof QuotaReached) return recordLimitReached(error.cap);
+  if (error instanceof UniqueConflict) {
+    return fail("conflict", `Another record in ${collection} already has this ${error.field}: ${error.field} is unique. Change the value or update that record.`);
+  }
+  return error;
+}
 
 async function mapConflict<T>(collection: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    if (error instanceof QuotaReached) throw recordLimitReached(error.cap);
-    if (error instanceof UniqueConflict) {
-      throw fail("conflict", `Another record in ${collection} already has this ${error.field}: ${error.field} is unique. Change the value or update that record.`);
-    }
-    throw error;
+    throw storeError(collection, error);
   }
 }
 
-const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(mergePatch(current, patch));
+export const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(mergePatch(current, patch));
 
 export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<RecordRow> {
   const { scope, unique } = recordScope(auth, collection);
@@ -190,7 +200,10 @@ export interface ListRows {
   rows: RecordRow[];
   total: number;
   limit: number;
+  /** records before this page: for a cursor page, as counted when its cursor was issued */
   offset: number;
+  /** the cursor of the page after this one; absent on the last page */
+  next?: string;
 }
 
 export interface ListQuery {
@@ -198,6 +211,7 @@ export interface ListQuery {
   sort?: string;
   limit?: number;
   offset?: number;
+  after?: string;
 }
 
 /** A list query parsed: what a page needs besides the tenant and the collection. Shared, so frozen. */
@@ -206,11 +220,16 @@ export interface ListRequest {
   readonly sort: SortKey[];
   readonly limit: number;
   readonly offset: number;
+  /** the cursor text (`after`), decoded per tenant by listRecordRows */
+  readonly after?: string;
 }
 
 export function listRequest(query: ListQuery): ListRequest {
   const { conditions, sort } = parseList(query.filter, query.sort);
-  return Object.freeze({ conditions, sort, limit: query.limit ?? RECORD_LIMITS.defaultLimit, offset: query.offset ?? 0 });
+  if (query.after !== undefined && query.offset !== undefined) {
+    throw fail("invalid_request", "Send either offset or after, not both: after (the previous page's next) already says where the page starts.");
+  }
+  return Object.freeze({ conditions, sort, limit: query.limit ?? RECORD_LIMITS.defaultLimit, offset: query.offset ?? 0, after: query.after });
 }
 
 /** List query texts remembered at most (the oldest goes first), and the longest one remembered in characters. */
@@ -227,18 +246,46 @@ export function listRequestOf(text: string, read: () => ListQuery): ListRequest 
   const known = listRequests.get(text);
   if (known !== undefined) return known;
   const request = listRequest(read());
-  if (text.length <= LIST_QUERY_MAX_CACHED) {
+  // A cursor is new on every page: remembering it would only push out the texts that repeat.
+  if (text.length <= LIST_QUERY_MAX_CACHED && request.after === undefined) {
     if (listRequests.size >= LIST_QUERY_CACHE_SIZE) listRequests.delete(listRequests.keys().next().value!);
     listRequests.set(text, request);
   }
   return request;
 }
 
+/** A `$text` the collection can answer: its search is on, and the words are not all left out. */
+function checkSearch(scope: RecordScope, search: string): void {
+  if (scope.search === undefined) {
+    throw fail(
+      "invalid_filter",
+      `Invalid filter: collection ${scope.collection} has no full-text search. A developer turns it on in the app settings: collections.${scope.collection}.search = { "language": "en" } (or es, nl, simple).`,
+    );
+  }
+  if (searchTerms(search, scope.search).length === 0) {
+    throw fail("invalid_filter", `Invalid filter: $search holds no word to look for (words are letters and digits; common words of the collection's language, ${scope.search}, are left out).`);
+  }
+}
+
 export function listRecordRows(core: Core, auth: TenantAuth, collection: string, request: ListRequest): Awaitable<ListRows> {
   const { scope } = recordScope(auth, collection);
-  const { limit, offset } = request;
-  const page = { limit, offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes };
-  return andThen(core.db.records.list(scope, request.conditions, request.sort, page, core.clock()), ({ records, total }) => ({ rows: records, total, limit, offset }));
+  const { limit, conditions, sort } = request;
+  for (const c of conditions) if (c.op === "$text") checkSearch(scope, c.value.search);
+  // Only pages that may have a next one, or that start from a cursor, fingerprint the query.
+  const query = () => queryFingerprint(collection, conditions, sort);
+  const start = request.after === undefined ? undefined : decodeCursor(core, auth.app.id, auth.tenantId, query(), sort, request.after);
+  const offset = start ? start.at : request.offset;
+  const page = { limit, offset: start ? 0 : offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes, after: start?.terms };
+  return andThen(core.db.records.list(scope, conditions, sort, page, core.clock()), ({ records, total }) => {
+    const rows: ListRows = { rows: records, total, limit, offset };
+    // A full page may have a successor even when the count says otherwise (records written
+    // since the cursor was issued); an empty page never has one.
+    const last = records.at(-1);
+    if (last && (records.length === limit || offset + records.length < total)) {
+      rows.next = encodeCursor(core, auth.app.id, auth.tenantId, query(), sort, last, offset + records.length);
+    }
+    return rows;
+  });
 }
 
 export async function listRecords(core: Core, auth: TenantAuth, collection: string, query: ListQuery) {
@@ -246,18 +293,34 @@ export async function listRecords(core: Core, auth: TenantAuth, collection: stri
   return { records: rows.map(toPublicRecord), ...page };
 }
 
-/** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
-export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, patch: unknown): Promise<RecordRow> {
-  const { scope, unique } = recordScope(auth, collection);
-  if (core.serverHooks) patch = await beforeRecordHook(core, "update", auth, collection, patch, id);
+/** A merge patch as PUT takes it: an object, nested within the limits (checked before merging, which walks it). */
+export function checkPatch(patch: unknown): JsonObject {
   if (!isPlainObject(patch)) throw fail("invalid_request", "data must be a JSON object (a merge patch).");
-  // Checked before merging: the merge walks the patch, and an unbounded nesting would overflow it.
   checkValues(patch, 0);
-  // The store merges when it can and no unique field needs checking. The result needs no
+  return patch;
+}
+
+/** The unique field an upsert matches on and `data`'s value of it; 400 when either is missing. */
+export function upsertKey(collection: string, unique: string[], data: JsonObject): { field: string; value: Json } {
+  const field = unique[0];
+  if (!field) {
+    throw fail("invalid_request", `Collection ${collection} has no unique field to match on: a developer sets one in the app settings (collections.${collection}.unique).`);
+  }
+  const value = valueAtPath(data, field) as Json | undefined;
+  if (value === undefined || value === null) throw fail("invalid_request", `data.${field} is required: upsert matches records on the unique field ${field}.`);
+  return { field, value };
+}
+
+/** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
+export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, body: unknown): Promise<RecordRow> {
+  const { scope, unique } = recordScope(auth, collection);
+  if (core.serverHooks) body = await beforeRecordHook(core, "update", auth, collection, body, id);
+  const patch = checkPatch(body);
+  // The store merges when it can, no unique field needs checking and no words need indexing. The result needs no
   // walk of its own: it nests no deeper than the stored data or the patch, both checked,
   // and holds no number that was not in one of them. A store that did not write (no such
   // record, or the result past the size limit) leaves it to update(), which says which.
-  const patched = unique.length === 0 && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
+  const patched = unique.length === 0 && scope.search === undefined && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
   if (patched) return core.serverHooks ? afterRecordHook(core, "update", auth, collection, patched) : patched;
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
   if (!row) throw notFound(collection, id);
@@ -280,12 +343,7 @@ export async function upsertRecord(core: Core, auth: TenantAuth, collection: str
   // An upsert may create: the create hook sees (and may refuse) its data, so it cannot be bypassed.
   if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
-  const field = unique[0];
-  if (!field) {
-    throw fail("invalid_request", `Collection ${collection} has no unique field to match on: a developer sets one in the app settings (collections.${collection}.unique).`);
-  }
-  const value = valueAtPath(checked, field) as Json | undefined;
-  if (value === undefined || value === null) throw fail("invalid_request", `data.${field} is required: upsert matches records on the unique field ${field}.`);
+  const { field, value } = upsertKey(collection, unique, checked);
   // An upsert that creates counts against the record quota like a create; one that updates does not.
   const cap = await recordCap(core, auth.app, auth.tenantId);
   const result = await mapConflict(collection, () =>

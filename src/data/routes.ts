@@ -3,12 +3,15 @@ import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
-import { requireDeveloper, requireOwnApp, requireTenant, tenantRoute } from "../http/guards.ts";
+import { requireDeveloper, requireOwnApp, requireTenant, tenantRoute, type TenantAuth } from "../http/guards.ts";
 import { andThen } from "../awaitable.ts";
 import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, listRequestOf, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
 import { IndexesQuery, listIndexes } from "./indexes.ts";
+import { MAX_CURSOR_CHARS } from "./cursor.ts";
+import { BatchBody, runBatch, type BatchOperation, type WriteReply } from "./batch.ts";
+import { idempotencyKeyOf, idempotentWrite, send } from "./idempotency.ts";
 
 // `data` is checked by checkData (object, size, depth) without valibot copying it, so keys
 // such as "__proto__" survive as the client sent them.
@@ -30,6 +33,7 @@ export const ListQuery = v.object({
   sort: v.optional(v.string("sort must appear once")),
   limit: v.optional(queryInt(1, RECORD_LIMITS.maxLimit, `limit must be an integer from 1 to ${RECORD_LIMITS.maxLimit}`)),
   offset: v.optional(queryInt(0, Number.MAX_SAFE_INTEGER, "offset must be an integer of 0 or more")),
+  after: v.optional(v.pipe(v.string("after must appear once"), v.minLength(1, "after must be the next value of a previous page"), v.maxLength(MAX_CURSOR_CHARS, "after is too long to be a cursor"))),
 });
 
 const param = (event: H3Event, name: string) => getRouterParam(event, name) ?? "";
@@ -39,10 +43,32 @@ export function registerDataRoutes(router: Router, core: Core): void {
   const limit = core.config.maxJsonBytes;
   const base = "/api/v1/data/:collection";
 
+  /**
+   * A write sent with an Idempotency-Key runs as a batch of one (src/data/idempotency.ts), so
+   * its answer is kept in its transaction; without a key, undefined and the usual path runs.
+   */
+  const keyed = (event: H3Event, auth: TenantAuth, op: BatchOperation, body?: unknown) => {
+    const key = idempotencyKeyOf(event);
+    if (key === undefined) return undefined;
+    return idempotentWrite(core, event, auth, key, `${event.req.method} ${event.url.pathname}\n${JSON.stringify(body ?? null)}`, [op], true);
+  };
+
+  router.post(
+    "/api/v1/batch",
+    tenantRoute(core, async (event, auth) => {
+      const body = await readJson(event, BatchBody, limit);
+      const key = idempotencyKeyOf(event);
+      if (key !== undefined) return idempotentWrite(core, event, auth, key, `POST /api/v1/batch\n${JSON.stringify(body)}`, body.operations, false);
+      return send(event, (await runBatch(core, auth, body.operations)) as WriteReply);
+    }),
+  );
+
   router.post(
     base,
     tenantRoute(core, async (event, auth) => {
       const body = await readJson(event, DataBody, limit);
+      const replay = keyed(event, auth, { op: "create", collection: param(event, "collection"), data: body.data }, body);
+      if (replay) return replay;
       const row = await createRecord(core, auth, param(event, "collection"), body.data);
       event.res.status = 201;
       return jsonText(`{"record":${recordJson(row)}}`);
@@ -61,6 +87,8 @@ export function registerDataRoutes(router: Router, core: Core): void {
     `${base}/upsert`,
     tenantRoute(core, async (event, auth) => {
       const body = await readJson(event, DataBody, limit);
+      const replay = keyed(event, auth, { op: "upsert", collection: param(event, "collection"), data: body.data }, body);
+      if (replay) return replay;
       const { row, created } = await upsertRecord(core, auth, param(event, "collection"), body.data);
       event.res.status = created ? 201 : 200;
       return jsonText(`{"record":${recordJson(row)},"created":${created}}`);
@@ -76,6 +104,8 @@ export function registerDataRoutes(router: Router, core: Core): void {
     `${base}/:id`,
     tenantRoute(core, async (event, auth) => {
       const body = await readJson(event, DataBody, limit);
+      const replay = keyed(event, auth, { op: "update", collection: param(event, "collection"), id: param(event, "id"), data: body.data }, body);
+      if (replay) return replay;
       return jsonText(`{"record":${recordJson(await updateRecord(core, auth, param(event, "collection"), param(event, "id"), body.data))}}`);
     }),
   );
@@ -83,6 +113,8 @@ export function registerDataRoutes(router: Router, core: Core): void {
   router.delete(
     `${base}/:id`,
     tenantRoute(core, async (event, auth) => {
+      const replay = keyed(event, auth, { op: "delete", collection: param(event, "collection"), id: param(event, "id") });
+      if (replay) return replay;
       await deleteRecord(core, auth, param(event, "collection"), param(event, "id"));
       event.res.status = 204;
       return null;

@@ -8,9 +8,15 @@
  * (src/awaitable.ts).
  */
 import type { Awaitable } from "../awaitable.ts";
+import type { SearchLanguage } from "../data/text.ts";
 import type {
   AppRow,
   AppUsage,
+  BatchOutcome,
+  BatchWrite,
+  IdempotencyClaim,
+  KeptReply,
+  UsageIncrement,
   AuditEntryRow,
   AuditFilter,
   AuditHead,
@@ -313,15 +319,7 @@ export interface BillingRepository {
   /** Counters of the current month and day. */
   usageList(appId: string, tenantId: string, monthStart: number, dayStart: number): Promise<UsageRow[]>;
   /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
-  incrementUsage(u: {
-      appId: string;
-      tenantId: string;
-      featureKey: string;
-      period: string;
-      periodStart: number;
-      by: number;
-      limit: number | null;
-  }): Awaitable<number | undefined>;
+  incrementUsage(u: UsageIncrement): Awaitable<number | undefined>;
 }
 
 export interface RecordsRepository {
@@ -358,6 +356,25 @@ export interface RecordsRepository {
       created: boolean;
   }>;
   remove(scope: RecordScope, id: string): Promise<boolean>;
+  /**
+   * Runs `writes` in order in one transaction: all of them commit or none. `check` sees each
+   * write's outcome and throws to roll everything back; a write or check that throws is
+   * rethrown as BatchFailure naming its index. With `claim`, the idempotency key is taken in
+   * the same transaction and `claim.reply(outcomes)` is kept with it; "taken" (nothing
+   * written) when the key already holds an answer that has not expired.
+   */
+  batch(
+    writes: BatchWrite[],
+    now: number,
+    check: (index: number, outcome: BatchOutcome) => void,
+    claim?: { key: IdempotencyClaim; reply: (outcomes: BatchOutcome[]) => { status: number; body: string | null } },
+  ): Promise<BatchOutcome[] | "taken">;
+  /** Makes the app's full-text index hold exactly the records of the `wanted` collections, in their languages. */
+  syncSearch(appId: string, wanted: { collection: string; language: SearchLanguage }[]): Promise<void>;
+  /** The answer kept for a tenant's idempotency key, unless created before `notBefore`. */
+  keptReply(appId: string, tenantId: string, keyHash: string, notBefore: number): Promise<KeptReply | undefined>;
+  /** Drops kept answers created before `before`; how many went. */
+  purgeKeptReplies(before: number): Promise<number>;
   /**
    * Adds a share link unless the record already has `maxLinks` links that have not expired
    * (expired ones are deleted first): false when the record is not in scope, "full" at the cap.

@@ -45,6 +45,40 @@ export function valueAtPath(data: unknown, path: string): Json | undefined {
   return node as Json;
 }
 
+/** The failure of write `index` of a batch (records.batch): the whole batch was rolled back. */
+export class BatchFailure extends Error {
+  constructor(
+    readonly index: number,
+    override readonly cause: unknown,
+  ) {
+    super(`batch write ${index} failed`);
+  }
+}
+
+/**
+ * Write `index` of a batch, then its check: a throw or rejection of either is a BatchFailure
+ * naming the write, which rolls the batch back. Synchronous when the write is (SQLite).
+ */
+export function batchStep<T>(index: number, write: () => T | Promise<T>, check: (index: number, outcome: T) => void): T | Promise<T> {
+  const failed = (e: unknown): never => {
+    throw new BatchFailure(index, e);
+  };
+  try {
+    const outcome = write();
+    if (outcome instanceof Promise) {
+      return outcome
+        .then((o) => {
+          check(index, o);
+          return o;
+        })
+        .catch(failed);
+    }
+    check(index, outcome);
+    return outcome;
+  } catch (e) {
+    return failed(e);
+  }
+}
 /** What a challenge row says about using it now. */
 export function challengeOutcome(row: AuthChallengeRow | undefined, now: number): ChallengeOutcome {
   if (!row) return { ok: false, reason: "unknown" };

@@ -3,6 +3,8 @@
  * (repositories.ts) speak in. No engine code here.
  */
 import type { AppSettings } from "../apps/settings.ts";
+import type { Json, KeyTerm } from "../data/query.ts";
+import type { SearchLanguage } from "../data/text.ts";
 
 // admin
 
@@ -299,6 +301,45 @@ export interface RecordRow {
 /** Turns the stored data into the next data (merge patch); may throw to abort the write. */
 export type DataTransform = (current: Record<string, unknown>) => Record<string, unknown>;
 
+/** A usage counter increment (billing_usage), as the billing repository takes it. */
+export interface UsageIncrement {
+  appId: string;
+  tenantId: string;
+  featureKey: string;
+  period: string;
+  periodStart: number;
+  by: number;
+  limit: number | null;
+}
+
+/** One write of a batch (records.batch), in the terms of the single-write methods (`cap`: the record quota, checked in the insert). */
+export type BatchWrite =
+  | { kind: "insert"; scope: RecordScope; id: string; data: Record<string, unknown>; unique: readonly string[]; cap: number | null }
+  | { kind: "update"; scope: RecordScope; id: string; transform: DataTransform; unique: readonly string[] }
+  | { kind: "upsert"; scope: RecordScope; key: { field: string; value: Json }; newId: string; data: Record<string, unknown>; transform: DataTransform; unique: readonly string[]; cap: number | null }
+  | { kind: "remove"; scope: RecordScope; id: string }
+  | { kind: "usage"; usage: UsageIncrement };
+
+/** What each write did: the row (undefined: not in scope), upsert's row and whether it created, removed or not, the new count (undefined: over the limit). */
+export type BatchOutcome = RecordRow | undefined | { row: RecordRow; created: boolean } | boolean | number;
+
+/** An answer kept for a retried write (Idempotency-Key). */
+export interface KeptReply {
+  requestHash: string;
+  status: number;
+  body: string | null;
+}
+
+/** The idempotency key a batch claims in its transaction; the answer is stored with it. */
+export interface IdempotencyClaim {
+  appId: string;
+  tenantId: string;
+  keyHash: string;
+  requestHash: string;
+  /** a kept row created before this is expired: the key is free again */
+  expiredBefore: number;
+}
+
 export interface ShareLinkRow {
   id: string;
   createdAt: number;
@@ -311,6 +352,8 @@ export interface ListPage {
   maxBytes: number;
   /** the largest `data` a record may hold: when `limit` of them fit in `maxBytes`, the page is read at once */
   maxRecordBytes: number;
+  /** a cursor page: only records past this place in the list's order (offset is then 0) */
+  after?: KeyTerm[];
 }
 
 
@@ -323,6 +366,8 @@ export interface RecordScope {
   collection: string;
   /** data fields that have an expression index in this app's collection */
   indexed: ReadonlySet<string>;
+  /** the collection's full-text search language, when its search is on */
+  search?: SearchLanguage;
 }
 
 

@@ -5,9 +5,9 @@ import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import { joinedHeader } from "./request-headers.ts";
 
-const ALLOW_HEADERS = "authorization, content-type, x-service-key, x-service-app";
+const ALLOW_HEADERS = "authorization, content-type, x-service-key, x-service-app, idempotency-key";
 const ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
-const EXPOSE_HEADERS = "retry-after, content-disposition, content-range";
+const EXPOSE_HEADERS = "retry-after, content-disposition, content-range, idempotent-replayed";
 
 const allows = (app: AppRow, origin: string) => app.settings.corsOrigins.some((o) => o === "*" || o === origin);
 const isPublicPath = (event: H3Event) => event.url.pathname.includes("/api/v1/public/");

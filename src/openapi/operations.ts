@@ -9,6 +9,7 @@ import { AccessLogQuery, BulkDeleteBody, EmailTestBody } from "../admin/dashboar
 import { CreateTenantBody } from "../admin/tenant-actions.ts";
 import { DataBody } from "../data/routes.ts";
 import * as data from "../data/routes.ts";
+import { BatchBody } from "../data/batch.ts";
 import { IndexesQuery } from "../data/indexes.ts";
 import * as family from "../family/routes.ts";
 import * as oauth from "../oauth/routes.ts";
@@ -72,6 +73,7 @@ const appAdmin = `${base}/admin/apps/:appId`;
 const tenantAdmin = `${appAdmin}/tenants/:tenantId`;
 const collection = `${base}/data/:collection`;
 const RATE: ErrorCode[] = ["rate_limited"];
+const IDEMPOTENCY = [{ name: "idempotency-key", description: "1-255 visible ASCII characters: a retry with the same key and request within 24 hours gets the first answer (with `idempotent-replayed: true`) and writes nothing; the same key with another request is 409 (docs/data.md)." }];
 
 /**
  * Every route tenantd serves. A test holds this list equal to the router's, so a route
@@ -113,13 +115,16 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${base}/auth/providers`, tag: "oauth", summary: "Social accounts linked to the tenant", security: "tenant", responses: { 200: s.LinkedProviders } },
 
   // Data.
-  { method: "POST", path: collection, tag: "data", summary: "Create a record", security: "tenant", body: data.DataBody, responses: { 201: s.RecordReply }, errors: ["conflict"] },
-  { method: "GET", path: collection, tag: "data", summary: "List records (filter, sort, limit, offset)", security: "tenant", query: data.ListQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
-    description: "`filter` and `sort` are JSON in the query string; operators `$eq $ne $gt $gte $lt $lte $in`; `$id`, `$createdAt`, `$updatedAt` name the record's own fields (docs/data.md)." },
-  { method: "POST", path: `${collection}/upsert`, tag: "data", summary: "Create or update by the collection's unique field", security: "tenant", body: data.DataBody, responses: { 200: s.UpsertReply, 201: s.UpsertReply }, errors: ["conflict"] },
+  { method: "POST", path: `${base}/batch`, tag: "data", summary: "Up to 100 record writes and usage increments, all or nothing", security: "tenant", body: BatchBody, headers: IDEMPOTENCY, responses: { 200: s.BatchReply },
+    errors: ["not_found", "conflict", "limit_reached"],
+    description: "`operations`: `{ op: \"create\", collection, data }`, `{ op: \"update\", collection, id, data }` (merge patch), `{ op: \"upsert\", collection, data }`, `{ op: \"delete\", collection, id }`, `{ op: \"increment\", featureKey, by?, period? }`, run in order in one transaction. `results[i]` is what the single call answers: its `status` and body fields. When one fails nothing is written, and the error is that operation's own, its message starting `operations[i]`." },
+  { method: "POST", path: collection, tag: "data", summary: "Create a record", security: "tenant", body: data.DataBody, headers: IDEMPOTENCY, responses: { 201: s.RecordReply }, errors: ["conflict", "limit_reached"] },
+  { method: "GET", path: collection, tag: "data", summary: "List records (filter, sort, limit, offset or after)", security: "tenant", query: data.ListQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort", "invalid_cursor"],
+    description: "`filter` and `sort` are JSON in the query string; operators `$eq $ne $gt $gte $lt $lte $in`; `$id`, `$createdAt`, `$updatedAt` name the record's own fields; `$text: { $search, fields? }` searches the words of a collection whose search is on (docs/data.md). `next`, present when more records may follow, is the cursor of the next page: send it as `after` with the same filter and sort." },
+  { method: "POST", path: `${collection}/upsert`, tag: "data", summary: "Create or update by the collection's unique field", security: "tenant", body: data.DataBody, headers: IDEMPOTENCY, responses: { 200: s.UpsertReply, 201: s.UpsertReply }, errors: ["conflict"] },
   { method: "GET", path: `${collection}/:id`, tag: "data", summary: "Read a record", security: "tenant", responses: { 200: s.RecordReply }, errors: ["not_found"] },
-  { method: "PUT", path: `${collection}/:id`, tag: "data", summary: "Update a record (JSON Merge Patch of data)", security: "tenant", body: data.DataBody, responses: { 200: s.RecordReply }, errors: ["not_found", "conflict"] },
-  { method: "DELETE", path: `${collection}/:id`, tag: "data", summary: "Delete a record", security: "tenant", responses: { 204: "empty" }, errors: ["not_found"] },
+  { method: "PUT", path: `${collection}/:id`, tag: "data", summary: "Update a record (JSON Merge Patch of data)", security: "tenant", body: data.DataBody, headers: IDEMPOTENCY, responses: { 200: s.RecordReply }, errors: ["not_found", "conflict"] },
+  { method: "DELETE", path: `${collection}/:id`, tag: "data", summary: "Delete a record", security: "tenant", headers: IDEMPOTENCY, responses: { 204: "empty" }, errors: ["not_found", "conflict"] },
   { method: "POST", path: `${collection}/:id/share`, tag: "data", summary: "Create a public read link", security: "tenant", body: data.ShareBody, responses: { 201: s.ShareReply }, errors: ["not_found"] },
   { method: "DELETE", path: `${collection}/:id/share`, tag: "data", summary: "Revoke every share link of a record", security: "tenant", responses: { 200: s.RevokeSharesReply }, errors: ["not_found"] },
   { method: "GET", path: `${base}/public/shared/:token`, tag: "data", summary: "Read a shared record (no auth: the token is the capability)", security: "none", responses: { 200: s.RecordReply }, errors: ["not_found", "gone"] },
@@ -137,7 +142,7 @@ export const OPERATIONS: Operation[] = [
   { method: "GET", path: `${base}/billing/subscription`, tag: "billing", summary: "The tenant's effective subscription", security: "tenant", responses: { 200: s.SubscriptionReply } },
   { method: "GET", path: `${base}/billing/entitlements`, tag: "billing", summary: "The tenant's effective entitlements", security: "tenant", responses: { 200: s.EntitlementsReply } },
   { method: "GET", path: `${base}/billing/usage/:featureKey`, tag: "billing", summary: "Usage of a feature this period", security: "tenant", query: UsageQuery, responses: { 200: s.Usage } },
-  { method: "POST", path: `${base}/billing/usage/:featureKey/increment`, tag: "billing", summary: "Count usage (atomic; refused past the limit)", security: "tenant", body: IncrementBody, responses: { 200: s.Usage }, errors: ["limit_reached"] },
+  { method: "POST", path: `${base}/billing/usage/:featureKey/increment`, tag: "billing", summary: "Count usage (atomic; refused past the limit)", security: "tenant", body: IncrementBody, headers: IDEMPOTENCY, responses: { 200: s.Usage }, errors: ["limit_reached", "conflict"] },
   { method: "POST", path: `${base}/billing/stripe/webhook/:appId`, tag: "billing", summary: "Stripe's webhook endpoint (verified with stripe-signature)", security: "none", body: "stripe", responses: { 200: s.StripeReceived }, errors: ["invalid_signature", "not_found", "conflict"] },
   { method: "GET", path: `${DEV_PAGE_PATH}/checkout/:token`, tag: "pages", summary: "Development billing: checkout page (development mode only)", security: "none", responses: { 200: "html" }, errors: ["not_found", "gone"] },
   { method: "POST", path: `${DEV_PAGE_PATH}/checkout/:token`, tag: "pages", summary: "Development billing: confirm or cancel the checkout", security: "none", body: "form", responses: { 303: "redirect" }, errors: ["not_found", "gone"] },
@@ -178,7 +183,7 @@ export const OPERATIONS: Operation[] = [
   { method: "DELETE", path: tenantAdmin, tag: "admin", summary: "Delete a tenant (admin_delete)", security: "developer", responses: { 204: "empty" }, errors: ["provider_error"] },
   { method: "GET", path: `${tenantAdmin}/overview`, tag: "admin", summary: "A tenant's whole page: profile, sessions, billing, invites, family, record counts, files", security: "developer", responses: { 200: s.TenantOverview } },
   { method: "POST", path: `${tenantAdmin}/sessions/end`, tag: "admin", summary: "Sign a tenant out everywhere (ends every live session)", security: "developer", responses: { 200: s.SessionsEnded } },
-  { method: "GET", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "A tenant's records in one collection (as the tenant's own list)", security: "developer", query: RecordsQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort"],
+  { method: "GET", path: `${tenantAdmin}/records/:collection`, tag: "admin", summary: "A tenant's records in one collection (as the tenant's own list)", security: "developer", query: RecordsQuery, responses: { 200: s.RecordList }, errors: ["invalid_filter", "invalid_sort", "invalid_cursor"],
     description: "`filter` and `sort` are JSON, as in `GET /api/v1/data/{collection}` (docs/data.md)." },
   { method: "GET", path: `${tenantAdmin}/files`, tag: "admin", summary: "A tenant's files, newest first", security: "developer", query: FilesQuery, responses: { 200: s.TenantFiles } },
   { method: "GET", path: `${tenantAdmin}/files/:fileId/preview`, tag: "admin", summary: "An image file's bytes for the dashboard's preview (PNG, JPEG, GIF, WebP, AVIF only)", security: "developer", responses: { 200: "binary" }, errors: ["unsupported_media_type"] },

@@ -54,8 +54,16 @@ export const ResendVerificationAdminReply = obj({ ok: v.literal(true), sentBy: v
 
 export const DataRecord = obj({ id: v.string(), data: JsonObject, createdAt: iso, updatedAt: iso });
 export const RecordReply = obj({ record: DataRecord });
-export const RecordList = obj({ records: v.array(DataRecord), total: v.number(), limit: v.number(), offset: v.number() });
+export const RecordList = obj({ records: v.array(DataRecord), total: v.number(), limit: v.number(), offset: v.number(), next: v.optional(v.string()) });
 export const UpsertReply = obj({ record: DataRecord, created: v.boolean() });
+/** One operation's answer in a batch: its single call's status, and that call's body fields. */
+export const BatchResult = v.union([
+  obj({ status: v.number(), record: DataRecord }),
+  obj({ status: v.number(), record: DataRecord, created: v.boolean() }),
+  obj({ status: v.number() }),
+  obj({ status: v.number(), count: v.number(), period: v.picklist(["monthly", "daily"]), limit: v.nullable(v.number()) }),
+]);
+export const BatchReply = obj({ results: v.array(BatchResult) });
 export const ShareReply = obj({ shareToken: obj({ id: v.string(), token: v.string(), expiresAt: isoOrNull, createdAt: iso }) });
 export const RevokeSharesReply = obj({ revoked: v.number() });
 

@@ -33,6 +33,8 @@ export interface FindResult<T extends object = RecordData> {
   total: number;
   limit: number;
   offset: number;
+  /** the cursor of the next page (send it as `after`); absent on the last page */
+  next?: string;
 }
 
 /** An uploaded file (the spec's FileInfo); `url` is public. */

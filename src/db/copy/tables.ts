@@ -122,6 +122,14 @@ export const NOT_COPIED: Record<string, string> = {
   login_devices: "PostgreSQL's shared record of devices that signed in (SQLite keeps it in memory): known again at their next sign-in",
   cron_runs: "the last runs of scheduled jobs: a log of this store's nodes; the target's nodes keep their own",
   maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",
+  records_fts: "SQLite's full-text index of records: rebuilt from the records by the search sync at the target's first start",
+  records_fts_data: "a shadow table of SQLite's records_fts (full-text index): rebuilt with it",
+  records_fts_idx: "a shadow table of SQLite's records_fts (full-text index): rebuilt with it",
+  records_fts_content: "a shadow table of SQLite's records_fts (full-text index): rebuilt with it",
+  records_fts_docsize: "a shadow table of SQLite's records_fts (full-text index): rebuilt with it",
+  records_fts_config: "a shadow table of SQLite's records_fts (full-text index): rebuilt with it",
+  record_search: "PostgreSQL's full-text index of records: rebuilt from the records by the search sync at the target's first start",
+  idempotency_keys: "answers kept 24 hours for retried writes (Idempotency-Key): a retry sent across a store copy is written again",
 };
 
 /** The server_meta key a copy in progress writes first and removes last: a target holding it is a copy that did not finish. */

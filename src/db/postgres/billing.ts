@@ -1,7 +1,7 @@
-import type { PgSql } from "./connection.ts";
+import type { PgQuery, PgSql } from "./connection.ts";
 import type { BillingRepository } from "../repositories.ts";
 
-import type { DevSessionRow, Entitlements, PlanRow, SubscriptionRow, UsageRow } from "../types.ts";
+import type { DevSessionRow, Entitlements, PlanRow, SubscriptionRow, UsageIncrement, UsageRow } from "../types.ts";
 import { ENTITLING_STATUSES, MAX_USAGE_KEYS } from "../shared.ts";
 
 type RawPlan = Omit<PlanRow, "entitlements"> & { entitlements: string };
@@ -128,19 +128,25 @@ export function createPgBillingRepo(sql: PgSql): BillingRepository {
           ORDER BY feature_key COLLATE "C", period COLLATE "C"`),
       ];
     },
-    async incrementUsage(u) {
-      // One statement: ON CONFLICT DO UPDATE locks the counter row and checks the limit
-      // against its latest committed count, so concurrent increments never pass the limit.
-      const [r] = await sql<{ count: number }[]>`
-        INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count)
-        SELECT ${u.tenantId}, ${u.featureKey}, ${u.period}, ${u.periodStart}, ${u.appId}, ${u.by}
-        WHERE (${u.limit}::bigint IS NULL OR ${u.by}::bigint <= ${u.limit}::bigint)
-          AND (EXISTS (SELECT 1 FROM billing_usage WHERE tenant_id = ${u.tenantId} AND feature_key = ${u.featureKey} AND period = ${u.period} AND period_start = ${u.periodStart})
-            OR (SELECT COUNT(*) FROM billing_usage WHERE tenant_id = ${u.tenantId} AND period = ${u.period} AND period_start = ${u.periodStart}) < ${MAX_USAGE_KEYS})
-        ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
-        WHERE billing_usage.app_id = excluded.app_id AND (${u.limit}::bigint IS NULL OR billing_usage.count + excluded.count <= ${u.limit}::bigint)
-        RETURNING count`;
-      return r?.count;
-    },
+    incrementUsage: (u) => incrementUsageIn(sql, u),
   };
+}
+
+/**
+ * Adds `u.by` to the counter unless that passes `u.limit`: the new count, or undefined when
+ * refused. One statement: ON CONFLICT DO UPDATE locks the counter row and checks the limit
+ * against its latest committed count, so concurrent increments never pass the limit. Also
+ * run inside a record batch's transaction (records.ts).
+ */
+export async function incrementUsageIn(q: PgQuery, u: UsageIncrement): Promise<number | undefined> {
+  const [r] = await q<{ count: number }[]>`
+    INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count)
+    SELECT ${u.tenantId}, ${u.featureKey}, ${u.period}, ${u.periodStart}, ${u.appId}, ${u.by}
+    WHERE (${u.limit}::bigint IS NULL OR ${u.by}::bigint <= ${u.limit}::bigint)
+      AND (EXISTS (SELECT 1 FROM billing_usage WHERE tenant_id = ${u.tenantId} AND feature_key = ${u.featureKey} AND period = ${u.period} AND period_start = ${u.periodStart})
+        OR (SELECT COUNT(*) FROM billing_usage WHERE tenant_id = ${u.tenantId} AND period = ${u.period} AND period_start = ${u.periodStart}) < ${MAX_USAGE_KEYS})
+    ON CONFLICT (tenant_id, feature_key, period, period_start) DO UPDATE SET count = billing_usage.count + excluded.count
+    WHERE billing_usage.app_id = excluded.app_id AND (${u.limit}::bigint IS NULL OR billing_usage.count + excluded.count <= ${u.limit}::bigint)
+    RETURNING count`;
+  return r?.count;
 }

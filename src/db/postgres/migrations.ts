@@ -9,6 +9,7 @@ import { knownDevicesSchema } from "./schema-6.ts";
 import { recordScopeStripesSchema } from "./schema-7.ts";
 import { signInSchema } from "./schema-9.ts";
 import { auditCronSchema } from "./schema-10.ts";
+import { idempotencySchema } from "./schema-11.ts";
 import { signInBlocksSchema } from "./schema-12.ts";
 
 export interface PgMigration {
@@ -32,6 +33,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 8, name: "mfa-passkeys", sql: mfaSchema },
   { version: 9, name: "sign-in", sql: signInSchema },
   { version: 10, name: "audit-and-cron", sql: auditCronSchema },
+  { version: 11, name: "idempotency-keys", sql: idempotencySchema },
   { version: 12, name: "tenant-sign-in-blocks", sql: signInBlocksSchema },
 ];
 

@@ -1,5 +1,6 @@
 import { COLLECTION_NAME, FIELD_PATH } from "../../apps/settings.ts";
-import type { Condition, Json, SortKey } from "../../data/query.ts";
+import type { Condition, Json, KeyTerm, Operator, SortKey, TextCondition } from "../../data/query.ts";
+import { searchTerms, type SearchTerm } from "../../data/text.ts";
 import type { RecordScope } from "../types.ts";
 
 /**
@@ -89,7 +90,7 @@ function typed(e: ReturnType<typeof fieldExprs>, v: Exclude<Json, null>, p: Para
   return [e.text, `${p.add(JSON.stringify(v), "text")} COLLATE "C"`];
 }
 
-function fieldCondition(path: string, op: Condition["op"], value: Json, p: Params): string {
+function fieldCondition(path: string, op: Operator, value: Json, p: Params): string {
   const e = fieldExprs(path);
   const rankIs = (r: number) => `${e.rank} = ${r}`;
   // The rank term is redundant for the typed value (NULL for other types) but lets a
@@ -131,7 +132,7 @@ function fieldCondition(path: string, op: Condition["op"], value: Json, p: Param
   }
 }
 
-function metaCondition(column: string, op: Condition["op"], value: Json, p: Params): string {
+function metaCondition(column: string, op: Operator, value: Json, p: Params): string {
   const col = column === "id" ? `id COLLATE "C"` : column;
   const cast = column === "id" ? "text" : "bigint";
   if (op === "$in") {
@@ -152,7 +153,8 @@ function scopeWhere(scope: RecordScope, p: Params): string {
 export function whereSql(scope: RecordScope, conditions: Condition[], p: Params = new Params()): PgFragment {
   const parts = [scopeWhere(scope, p)];
   for (const c of conditions) {
-    parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value, p) : fieldCondition(c.target.path, c.op, c.value, p));
+    if (c.op === "$text") parts.push(textCondition(c, scope, p));
+    else parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value, p) : fieldCondition(c.target.path, c.op, c.value, p));
   }
   return { sql: parts.join(" AND "), params: p.values };
 }
@@ -192,6 +194,52 @@ export function orderSql(sort: SortKey[], pinned?: string): string {
     terms.push(`seq ${last}`);
   }
   return terms.join(", ");
+}
+
+/**
+ * "Past this place in the order" for a cursor page, as the SQLite compiler writes it
+ * (src/db/sqlite/records-sql.ts afterSql): some term past its value, every term before it
+ * equal. A field compares its rank, then its typed value (NULL for the other ranks, so equal
+ * ranks leave one typed column to compare); a null or missing value has nothing past it
+ * within rank 1. The record's own columns in one direction are one row comparison, which
+ * PostgreSQL walks as a range of records_list.
+ */
+export function afterSql(terms: readonly KeyTerm[], p: Params): string {
+  const column = (t: KeyTerm) => (t.target.kind === "meta" ? (t.target.column === "id" ? `id COLLATE "C"` : t.target.column) : "seq");
+  const param = (t: KeyTerm) => (t.target.kind === "meta" && t.target.column === "id" ? `${p.add(t.value, "text")} COLLATE "C"` : p.add(t.value, "bigint"));
+  if (terms.every((t) => t.target.kind !== "field" && t.dir === terms[0]!.dir)) {
+    return `(${terms.map(column).join(", ")}) ${terms[0]!.dir === 1 ? ">" : "<"} (${terms.map(param).join(", ")})`;
+  }
+  const parts = terms.map((t) => {
+    const op = t.dir === 1 ? ">" : "<";
+    if (t.target.kind !== "field") {
+      const v = param(t);
+      return { eq: `${column(t)} = ${v}`, past: `${column(t)} ${op} ${v}` };
+    }
+    const e = fieldExprs(t.target.path);
+    const v = t.value as Json;
+    const r = rankOf(v);
+    if (v === null) return { eq: `${e.rank} = 1`, past: `${e.rank} ${op} 1` };
+    const [expr, bound] = typed(e, v, p);
+    return { eq: `(${e.rank} = ${r} AND ${expr} = ${bound})`, past: `(${e.rank} ${op} ${r} OR (${e.rank} = ${r} AND ${expr} ${op} ${bound}))` };
+  });
+  return `(${parts.map((part, i) => `(${[...parts.slice(0, i).map((q) => q.eq), part.past].join(" AND ")})`).join(" OR ")})`;
+}
+
+/** A tsquery of search terms, in tsquery's own input syntax (no parser, no dictionary): every word quoted, a prefix with `:*`. */
+export const tsQuery = (terms: readonly SearchTerm[]) => terms.map((t) => `'${t.word}'${t.prefix ? ":*" : ""}`).join(" & ");
+
+/** `$text` as SQLite's textCondition (src/db/sqlite/records-sql.ts), over record_search. */
+function textCondition(c: TextCondition, scope: RecordScope, p: Params): string {
+  const terms = searchTerms(c.value.search, scope.search ?? "simple");
+  const parts = [`tsv @@ ${p.add(tsQuery(terms), "tsquery")}`];
+  if (c.value.fields.length > 0) {
+    for (const t of terms) {
+      const pattern = `% ${t.word}${t.prefix ? "" : " "}%`;
+      parts.push(`(${c.value.fields.map((f) => `(' ' || COALESCE(fields ->> ${p.add(f, "text")}, '') || ' ') LIKE ${p.add(pattern, "text")}`).join(" OR ")})`);
+    }
+  }
+  return `seq IN (SELECT seq FROM record_search WHERE ${parts.join(" AND ")})`;
 }
 
 export { Params };

@@ -1,14 +1,16 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
-import type { RecordRow, RecordScope } from "../types.ts";
+import type { BatchOutcome, BatchWrite, KeptReply, RecordRow, RecordScope } from "../types.ts";
+import { incrementUsageIn } from "./billing.ts";
+import { searchDocument } from "../../data/text.ts";
 
 import type { Condition, Json, SortKey } from "../../data/query.ts";
-import { orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
+import { afterSql, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
@@ -105,6 +107,15 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
   /** The advisory lock's name for writers of one value of a unique field in a scope. */
   const uniqueKey = (scope: RecordScope, field: string, value: Json) => JSON.stringify([scope.appId, scope.tenantId, scope.collection, field, value]);
 
+  /** The record's words in record_search, when its collection has search on (scope.search). */
+  async function indexText(tx: Runner, scope: RecordScope, seq: number, data: unknown, language = scope.search) {
+    if (language === undefined) return;
+    const doc = searchDocument(data, language);
+    await tx`INSERT INTO record_search (seq, app_id, collection, lang, tsv, fields)
+      VALUES (${seq}, ${scope.appId}, ${scope.collection}, ${language}, array_to_tsvector(${doc.words}::text[]), ${JSON.stringify(doc.fields)}::text::jsonb)
+      ON CONFLICT (seq) DO UPDATE SET lang = excluded.lang, tsv = excluded.tsv, fields = excluded.fields`;
+  }
+
   /**
    * The quota is checked by the INSERT itself (it inserts nothing past the cap): with no
    * unique field to check first, a create is one round trip.
@@ -121,6 +132,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
             WHERE (SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}) < ${cap}
             RETURNING seq`;
     if (!r) throw new QuotaReached(cap!);
+    await indexText(tx, scope, r.seq, data);
     return { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
@@ -129,7 +141,46 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     await assertUnique(tx, scope, next, unique, row.seq);
     const text = JSON.stringify(next);
     await tx`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq}`;
+    await indexText(tx, scope, row.seq, next);
     return { ...row, data: text, updatedAt: now };
+  }
+
+  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
+    // The key value's lock first: two upserts of one key take turns, the second updates.
+    // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
+    const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
+    const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+    const text = `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2 FOR UPDATE`;
+    const found = tx.unsafe<RecordRow[]>(text, w.params as never[], { prepare: preparedText(text) });
+    await locked;
+    const [existing, duplicate] = await found;
+    // The lookup already answers the unique check of a scalar key (as on SQLite): no record
+    // holds the value, or exactly one does. Only the other unique fields need their own query.
+    const settled = !duplicate && (key.value === null || typeof key.value !== "object");
+    const others = settled ? unique.filter((f) => f !== key.field) : unique;
+    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others), created: false };
+    return { row: await insertRow(tx, scope, newId, data, now, others, cap), created: true };
+  }
+
+  const removeRow = async (q: Runner, scope: RecordScope, id: string) =>
+    (await q`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+
+  /** One write of a batch, as its single-write method does it, inside the batch's transaction. */
+  async function write(tx: PgTx, w: BatchWrite, now: number): Promise<BatchOutcome> {
+    switch (w.kind) {
+      case "insert":
+        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap);
+      case "update": {
+        const row = await byId(tx, w.scope, w.id, true);
+        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique);
+      }
+      case "upsert":
+        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
+      case "remove":
+        return removeRow(tx, w.scope, w.id);
+      case "usage":
+        return incrementUsageIn(tx, w.usage);
+    }
   }
 
   async function dropIndex(name: string) {
@@ -158,11 +209,14 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
         if (missing.length > 0) autos.consider(scope, missing, now);
       }
       autos.sweep(now);
-      const w = whereSql(scope, conditions);
-      const params = [...w.params];
-      const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
+      const numbered = new Params();
+      const w = whereSql(scope, conditions, numbered);
       const scopeKey = `${scope.appId}\u0000${scope.tenantId}\u0000${scope.collection}`;
       const filterKey = conditions.length === 0 ? "" : `${w.sql}\u0000${JSON.stringify(w.params)}`;
+      // A cursor page starts past its cursor; the total still counts every match of the filter.
+      const after = page.after ? ` AND ${afterSql(page.after, numbered)}` : "";
+      const params = [...numbered.values];
+      const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
       const kept = filterKey === "" ? undefined : totals.get(scopeKey, filterKey);
       const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
       const total =
@@ -174,7 +228,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
              SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER () AS n
-             FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql} ORDER BY ${order}
+             FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql}${after} ORDER BY ${order}
                    LIMIT ${p(page.limit, "bigint")} OFFSET ${p(page.offset, "bigint")}) r
            ) q
          ) p ON p.n = 1 OR p.run <= ${p(page.maxBytes, "bigint")}
@@ -189,14 +243,15 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
     insert: (scope, id, data, now, unique, cap) =>
-      unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
+      scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
         ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap))
         : insertRow(sql, scope, id, data, now, [], cap),
     async update(scope, id, transform, now, unique) {
       // Without unique fields, two autocommitted statements instead of BEGIN, a locking read,
       // the write and COMMIT: the write only lands on the row version that was read (xmin),
-      // and a concurrent write in between makes it read again.
-      for (let attempt = 0; unique.length === 0 && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+      // and a concurrent write in between makes it read again. A collection with search on
+      // writes the record's words with it, in one transaction.
+      for (let attempt = 0; unique.length === 0 && scope.search === undefined && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
         const [row] = await sql<(RecordRow & { version: string })[]>`SELECT seq, id, data, created_at, updated_at, xmin::text AS version FROM records
           WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
         if (!row) return undefined;
@@ -209,25 +264,51 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
         return row && updateRow(tx, scope, row, transform, now, unique);
       });
     },
-    upsert: (scope, key, newId, data, transform, now, unique, cap) =>
-      sql.begin(async (tx) => {
-        // The key value's lock first: two upserts of one key take turns, the second updates.
-        // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
-        const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
-        const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
-        const text = `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2 FOR UPDATE`;
-        const found = tx.unsafe<RecordRow[]>(text, w.params as never[], { prepare: preparedText(text) });
-        await locked;
-        const [existing, duplicate] = await found;
-        // The lookup already answers the unique check of a scalar key (as on SQLite): no record
-        // holds the value, or exactly one does. Only the other unique fields need their own query.
-        const settled = !duplicate && (key.value === null || typeof key.value !== "object");
-        const others = settled ? unique.filter((f) => f !== key.field) : unique;
-        if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others), created: false };
-        return { row: await insertRow(tx, scope, newId, data, now, others, cap), created: true };
+    upsert: (scope, key, newId, data, transform, now, unique, cap) => sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap)),
+    remove: (scope, id) => removeRow(sql, scope, id),
+    batch: (writes, now, check, claim) =>
+      sql.begin(async (tx): Promise<BatchOutcome[] | "taken"> => {
+        if (claim) {
+          const k = claim.key;
+          const claimed = await tx`INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at)
+            VALUES (${k.tenantId}, ${k.appId}, ${k.keyHash}, ${k.requestHash}, 0, NULL, ${now})
+            ON CONFLICT (tenant_id, app_id, key_hash) DO UPDATE SET request_hash = excluded.request_hash, status = 0, body = NULL, created_at = excluded.created_at
+            WHERE idempotency_keys.created_at < ${k.expiredBefore}`;
+          // Taken: a concurrent first request with the key waited for above has committed its answer.
+          if (claimed.count === 0) return "taken";
+        }
+        const outcomes: BatchOutcome[] = [];
+        for (const [i, w] of writes.entries()) outcomes.push(await batchStep(i, () => write(tx, w, now), check));
+        if (claim) {
+          const { status, body } = claim.reply(outcomes);
+          await tx`UPDATE idempotency_keys SET status = ${status}, body = ${body}
+            WHERE tenant_id = ${claim.key.tenantId} AND app_id = ${claim.key.appId} AND key_hash = ${claim.key.keyHash}`;
+        }
+        return outcomes;
       }),
-    async remove(scope, id) {
-      return (await sql`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+    // As SQLite's syncSearch: a chunk of records per transaction.
+    async syncSearch(appId, wanted) {
+      await sql`DELETE FROM record_search WHERE app_id = ${appId} AND NOT (collection = ANY(${wanted.map((w) => w.collection)}::text[]))`;
+      for (const { collection, language } of wanted) {
+        const scope: RecordScope = { appId, tenantId: "", collection, indexed: new Set() };
+        for (let after = 0; ; ) {
+          const rows = await sql<{ seq: number; data: string }[]>`SELECT r.seq, r.data FROM records r LEFT JOIN record_search s ON s.seq = r.seq
+            WHERE r.app_id = ${appId} AND r.collection = ${collection} AND r.seq > ${after} AND (s.seq IS NULL OR s.lang <> ${language}) ORDER BY r.seq LIMIT 500`;
+          if (rows.length === 0) break;
+          await sql.begin(async (tx) => {
+            for (const r of rows) await indexText(tx, scope, r.seq, JSON.parse(r.data), language);
+          });
+          after = rows.at(-1)!.seq;
+        }
+      }
+    },
+    async keptReply(appId, tenantId, keyHash, notBefore) {
+      const [r] = await sql<KeptReply[]>`SELECT request_hash, status, body FROM idempotency_keys
+        WHERE tenant_id = ${tenantId} AND app_id = ${appId} AND key_hash = ${keyHash} AND created_at >= ${notBefore}`;
+      return r;
+    },
+    async purgeKeptReplies(before) {
+      return (await sql`DELETE FROM idempotency_keys WHERE created_at < ${before}`).count;
     },
     createShareLink: (scope, recordId, link, tokenHash, maxLinks) =>
       sql.begin(async (tx): Promise<boolean | "full"> => {

@@ -2,7 +2,7 @@ import type { SqliteDb } from "./connection.ts";
 import { createBillingChanges } from "./billing-changes.ts";
 import { writeBatch } from "./write-batch.ts";
 import { ENTITLING_STATUSES, MAX_USAGE_KEYS } from "../shared.ts";
-import type { DevSessionRow, Entitlements, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageRow } from "../types.ts";
+import type { DevSessionRow, Entitlements, PlanRow, ProviderSubscriptionWrite, SubscriptionRow, SubscriptionSource, UsageIncrement, UsageRow } from "../types.ts";
 
 interface RawPlan {
   id: string;
@@ -80,8 +80,10 @@ export type BillingRepo = ReturnType<typeof createBillingRepo>;
  * always checked). A counter the tenant does not have yet is made only while it has fewer
  * than MAX_USAGE_KEYS in the period: the count runs for a new counter alone.
  */
-type UsageArgs = [string, string, string, number, string, number, string, string, string, number, string, string, number];
-const incrementUsageSql = (limit: string) =>
+export type UsageArgs = [string, string, string, number, string, number, string, string, string, number, string, string, number];
+/** The parameters of incrementUsageSql for one increment (also run inside a record batch, records.ts). */
+export const usageArgs = (u: UsageIncrement): UsageArgs => [u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.tenantId, u.featureKey, u.period, u.periodStart, u.tenantId, u.period, u.periodStart];
+export const incrementUsageSql = (limit: string) =>
   `INSERT INTO billing_usage (tenant_id, feature_key, period, period_start, app_id, count) SELECT ?, ?, ?, ?, ?, ?
    WHERE EXISTS (SELECT 1 FROM billing_usage WHERE tenant_id = ? AND feature_key = ? AND period = ? AND period_start = ?)
      OR (SELECT COUNT(*) FROM billing_usage WHERE tenant_id = ? AND period = ? AND period_start = ?) < ${MAX_USAGE_KEYS}
@@ -271,9 +273,9 @@ export function createBillingRepo(db: SqliteDb) {
       return q.usageList.all(appId, tenantId, monthStart, dayStart).map((r) => ({ featureKey: r.feature_key, period: r.period, periodStart: r.period_start, count: r.count }));
     },
     /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
-    incrementUsage(u: { appId: string; tenantId: string; featureKey: string; period: string; periodStart: number; by: number; limit: number | null }): Promise<number | undefined> | undefined {
+    incrementUsage(u: UsageIncrement): Promise<number | undefined> | undefined {
       const { limit } = u;
-      const args: UsageArgs = [u.tenantId, u.featureKey, u.period, u.periodStart, u.appId, u.by, u.tenantId, u.featureKey, u.period, u.periodStart, u.tenantId, u.period, u.periodStart];
+      const args = usageArgs(u);
       if (limit === null) return batch.add(() => q.increment.get(...args));
       if (u.by > limit) return undefined;
       return batch.add(() => q.incrementWithin.get(...args, limit));

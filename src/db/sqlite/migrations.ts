@@ -11,6 +11,7 @@ import { adminSchema } from "./schema/admin.ts";
 import { securitySchema } from "./schema/security.ts";
 import { deliveryBodiesSchema } from "./schema/delivery-bodies.ts";
 import { recordAutoIndexesSchema } from "./schema/record-auto-indexes.ts";
+import { idempotencySchema } from "./schema/idempotency.ts";
 import { mfaSchema } from "./schema/mfa.ts";
 import { signInSchema } from "./schema/sign-in.ts";
 import { recordFieldIndexesSchema } from "./schema/record-field-indexes.ts";
@@ -40,10 +41,11 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, name: "security", sql: securitySchema },
   { version: 11, name: "webhook-delivery-bodies", sql: deliveryBodiesSchema },
   { version: 12, name: "record-auto-indexes", sql: recordAutoIndexesSchema },
+  { version: 13, name: "idempotency-keys", sql: idempotencySchema },
   { version: 14, name: "mfa-passkeys", sql: mfaSchema },
   { version: 15, name: "sign-in", sql: signInSchema },
-  { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
   { version: 16, name: "audit-and-cron", sql: auditCronSchema },
+  { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
   { version: 18, name: "tenant-sign-in-blocks", sql: signInBlocksSchema },
 ];
 

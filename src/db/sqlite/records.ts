@@ -1,13 +1,16 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
-import { indexableFields, type Condition, type Json, type SortKey } from "../../data/query.ts";
-import { chooseDriver, countSql, fromSql, orderSql, TENANT_PARAM, whereSql, type Driver, type Fragment } from "./records-sql.ts";
-import type { DataTransform, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
+import { indexableFields, type Condition, type Json, type KeyTerm, type SortKey } from "../../data/query.ts";
+import { afterSql, chooseDriver, countSql, fromSql, orderSql, TENANT_PARAM, whereSql, type Driver, type Fragment } from "./records-sql.ts";
+import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
+import type { RecordsRepository } from "../repositories.ts";
+import { incrementUsageSql, usageArgs, type UsageArgs } from "./billing.ts";
+import { createKeptReplies, createRecordSearch } from "./records-extras.ts";
 import { LEGACY_INDEX_NAME } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createFieldIndexes, type ReadyIndexes } from "./record-field-index.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { recordCounts } from "./record-counts.ts";
 
 export type { RecordScope } from "../types.ts";
@@ -140,10 +143,19 @@ export function createRecordsRepo(db: SqliteDb) {
     }
   }
 
+  const search = createRecordSearch(db);
+  const kept = createKeptReplies(db);
+
+  /** Throws QuotaReached when the tenant already stores `cap` records (null: no cap). */
+  function assertRoom(scope: RecordScope, cap: number | null) {
+    if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
+  }
+
   function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): RecordRow {
     assertUnique(scope, data, unique, -1);
     const text = JSON.stringify(data);
     const seq = Number(q.insert.run(id, scope.appId, scope.tenantId, scope.collection, text, now, now).lastInsertRowid);
+    search.index(scope, seq, data);
     return { seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
@@ -152,6 +164,7 @@ export function createRecordsRepo(db: SqliteDb) {
     assertUnique(scope, next, unique, row[0]);
     const text = JSON.stringify(next);
     q.update.run(text, now, row[0]);
+    search.index(scope, row[0], next);
     return { ...toRecord(row), data: text, updatedAt: now };
   }
 
@@ -160,20 +173,59 @@ export function createRecordsRepo(db: SqliteDb) {
     const row = byId(scope, id);
     return row && updateRow(scope, row, transform, now, unique);
   });
-  const txUpsert = db.transaction(
-    (scope: RecordScope, key: { field: string; value: Json }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[], cap: number | null) => {
-      const m = matching(scope, key.field, key.value);
-      const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} ORDER BY seq LIMIT 2`, true).all(...m.where.params) as RawRecord[];
-      // The lookup already answers the unique check of a scalar key: no record holds the value,
-      // or exactly one does (a second one, left from before the field was unique, is still a
-      // conflict). Only the other unique fields need their own query.
-      const settled = !duplicate && (key.value === null || typeof key.value !== "object");
-      const others = settled ? unique.filter((f) => f !== key.field) : unique;
-      if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
-      if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
-      return { row: insertRow(scope, newId, data, now, others), created: true };
+  function upsertRow(...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
+    const m = matching(scope, key.field, key.value);
+    const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} ORDER BY seq LIMIT 2`, true).all(...m.where.params) as RawRecord[];
+    // The lookup already answers the unique check of a scalar key: no record holds the value,
+    // or exactly one does (a second one, left from before the field was unique, is still a
+    // conflict). Only the other unique fields need their own query.
+    const settled = !duplicate && (key.value === null || typeof key.value !== "object");
+    const others = settled ? unique.filter((f) => f !== key.field) : unique;
+    if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+    assertRoom(scope, cap);
+    return { row: insertRow(scope, newId, data, now, others), created: true };
+  }
+  const txUpsert = db.transaction(upsertRow);
+
+  const usage = {
+    any: db.prepare<UsageArgs, number>(incrementUsageSql("")).pluck(),
+    within: db.prepare<[...UsageArgs, number], number>(incrementUsageSql(" AND billing_usage.count + excluded.count <= ?")).pluck(),
+  };
+
+  function write(w: BatchWrite, now: number): BatchOutcome {
+    switch (w.kind) {
+      case "insert":
+        assertRoom(w.scope, w.cap);
+        return insertRow(w.scope, w.id, w.data, now, w.unique);
+      case "update": {
+        const row = byId(w.scope, w.id);
+        return row && updateRow(w.scope, row, w.transform, now, w.unique);
+      }
+      case "upsert":
+        return upsertRow(w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
+      case "remove":
+        return q.remove.run(w.id, w.scope.appId, w.scope.tenantId, w.scope.collection).changes > 0;
+      case "usage": {
+        const u = w.usage;
+        if (u.limit === null) return usage.any.get(...usageArgs(u));
+        return u.by > u.limit ? undefined : usage.within.get(...usageArgs(u), u.limit);
+      }
+    }
+  }
+
+  const txBatch = db.transaction(
+    (writes: BatchWrite[], now: number, check: (index: number, outcome: BatchOutcome) => void, claim?: Parameters<RecordsRepository["batch"]>[3]): BatchOutcome[] | "taken" => {
+      if (claim && !kept.claim(claim.key, now)) return "taken";
+      const outcomes = writes.map((w, i) => batchStep(i, () => write(w, now), check) as BatchOutcome);
+      if (claim) {
+        const { status, body } = claim.reply(outcomes);
+        kept.keep(claim.key, status, body);
+      }
+      return outcomes;
     },
   );
+  /** Forgets a tenant's record count (record-counts.ts) after a batch that inserted was rolled back: its trigger counted the inserts. */
+  let forgetCount: Statement | undefined;
   // By the parsed filter and sort, which data/query.ts parseList hands out as the same objects
   // for the same texts, then by the rest of what the SQL depends on.
   let plans = new WeakMap<Condition[], WeakMap<SortKey[], Map<string, ListPlan>>>();
@@ -196,8 +248,9 @@ export function createRecordsRepo(db: SqliteDb) {
 
   function planFor(scope: RecordScope, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
     const ready = fieldIndexes.ready(scope.appId, scope.collection);
-    // The tenant is left out: the scope's other parts and its complete indexes shape the SQL.
-    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${ready.key}`;
+    // The tenant is left out: the scope's other parts and its complete indexes shape the SQL,
+    // and the search language too: a $text's words are bound from it.
+    const key = `${scope.appId}\u0000${scope.collection}\u0000${limit}\u0000${scope.search ?? ""}\u0000${ready.key}`;
     const known = plans.get(conditions)?.get(sort)?.get(key);
     if (known) return known;
     if (planCount >= PLAN_CACHE_SIZE) {
@@ -236,9 +289,28 @@ export function createRecordsRepo(db: SqliteDb) {
     return { records, cut };
   }
 
-  /** A page that ran out of matches before its limit already counted them. */
+  /** The statement counting a plan's matches, prepared on first use. */
+  const countOf = (plan: ListPlan) => (plan.count ??= db.prepare(`SELECT COUNT(*) FROM ${plan.counted.from} WHERE ${plan.counted.where.sql}`).pluck());
+
+  /**
+   * The plan of a cursor page: the filter's plan (its count, its totals key) with a page
+   * statement that also starts past the cursor. Not kept: its values change every page, its
+   * statement text only with the kinds of those values (kept in the statement cache).
+   */
+  function afterPlan(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage & { after: KeyTerm[] }): ListPlan {
+    const base = planFor(scope, conditions, sort, page.limit);
+    countOf(base);
+    const driver = chooseDriver(base.ready.ix, conditions, sort);
+    const w = whereSql(scope, conditions, driver);
+    const after = afterSql(page.after, driver);
+    const order = orderSql(conditions, sort, driver);
+    const where = { sql: `${w.sql} AND ${after.sql}`, params: [...w.params, ...after.params] };
+    return { ...base, page: stmt(pageSql(fromSql(driver), where, order, page.limit), true), args: [...where.params, ...order.params] };
+  }
+
+  /** A page that ran out of matches before its limit already counted them (not a cursor page: records before it were not read). */
   const exhausted = (read: { records: RecordRow[]; cut: boolean }, page: ListPage) =>
-    !read.cut && read.records.length < page.limit && (read.records.length > 0 || page.offset === 0);
+    page.after === undefined && !read.cut && read.records.length < page.limit && (read.records.length > 0 || page.offset === 0);
 
   /**
    * The list without a transaction, in its common cases: a page that ends the matches (one
@@ -261,8 +333,7 @@ export function createRecordsRepo(db: SqliteDb) {
     const version = q.dataVersion.get()!;
     let total = totals.get(scopeKey, plan.filterKey, version);
     if (total === undefined) {
-      plan.count ??= db.prepare(`SELECT COUNT(*) FROM ${plan.counted.from} WHERE ${plan.counted.where.sql}`).pluck();
-      total = exhausted(read, page) ? page.offset + read.records.length : (plan.count.get(...withTenant(plan.counted.where.params, scope.tenantId)) as number);
+      total = exhausted(read, page) ? page.offset + read.records.length : (countOf(plan).get(...withTenant(plan.counted.where.params, scope.tenantId)) as number);
       totals.set(scopeKey, plan.filterKey, total, version);
     }
     return { records: read.records, total };
@@ -293,7 +364,7 @@ export function createRecordsRepo(db: SqliteDb) {
      */
     list(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage, now: number): { records: RecordRow[]; total: number } {
       fieldIndexes.refresh();
-      const plan = planFor(scope, conditions, sort, page.limit);
+      const plan = page.after ? afterPlan(scope, conditions, sort, { ...page, after: page.after }) : planFor(scope, conditions, sort, page.limit);
       const result = listUnlocked(scope, plan, page) ?? txList(scope, plan, page);
       const fields = plan.fields;
       if (fields.length > 0) {
@@ -307,10 +378,10 @@ export function createRecordsRepo(db: SqliteDb) {
     },
     /** Inserts after checking the quota and unique fields, in the same synchronous step (throws QuotaReached, UniqueConflict). */
     async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
-      if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
+      assertRoom(scope, cap);
       forgetTotals(scope);
-      // With no unique field to check first, the INSERT is the whole write: one statement needs no transaction.
-      return unique.length === 0 ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
+      // With no unique field to check first and no words to index, the INSERT is the whole write: one statement needs no transaction.
+      return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
     },
     /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
     async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined> {
@@ -324,23 +395,37 @@ export function createRecordsRepo(db: SqliteDb) {
       return row && toRecord(row);
     },
     /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`. */
-    async upsert(
-      scope: RecordScope,
-      key: { field: string; value: Json },
-      newId: string,
-      data: Record<string, unknown>,
-      transform: DataTransform,
-      now: number,
-      unique: readonly string[],
-      cap: number | null,
-    ): Promise<{ row: RecordRow; created: boolean }> {
-      forgetTotals(scope);
+    async upsert(...args: Parameters<RecordsRepository["upsert"]>): Promise<{ row: RecordRow; created: boolean }> {
+      forgetTotals(args[0]);
       fieldIndexes.refresh();
-      return txUpsert.immediate(scope, key, newId, data, transform, now, unique, cap);
+      return txUpsert.immediate(...args);
     },
     async remove(scope: RecordScope, id: string): Promise<boolean> {
       forgetTotals(scope);
       return q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
+    },
+    /** All of `writes` in one IMMEDIATE transaction, or none (see RecordsRepository.batch). */
+    async batch(...[writes, now, check, claim]: Parameters<RecordsRepository["batch"]>): Promise<BatchOutcome[] | "taken"> {
+      for (const w of writes) if (w.kind !== "usage") forgetTotals(w.scope);
+      fieldIndexes.refresh();
+      try {
+        return txBatch.immediate(writes, now, check, claim);
+      } catch (e) {
+        for (const w of writes) {
+          if (w.kind === "insert" || w.kind === "upsert") {
+            forgetCount ??= db.prepare("SELECT tenantd_record_removed(?, ?)");
+            forgetCount.get(w.scope.appId, w.scope.tenantId);
+          }
+        }
+        throw e;
+      }
+    },
+    syncSearch: search.sync,
+    async keptReply(appId: string, tenantId: string, keyHash: string, notBefore: number): Promise<KeptReply | undefined> {
+      return kept.get(appId, tenantId, keyHash, notBefore);
+    },
+    async purgeKeptReplies(before: number): Promise<number> {
+      return kept.purge(before);
     },
     async createShareLink(scope: RecordScope, recordId: string, link: ShareLinkRow, tokenHash: string, maxLinks: number): Promise<boolean | "full"> {
       return txShare.immediate(scope, recordId, link, tokenHash, maxLinks);
