@@ -18,7 +18,7 @@ async function secureTenant(d: Dashboard, name: string): Promise<{ tenant: TestT
   const device = softAuthenticator(ORIGIN);
   const options = await d.t.request("POST", "/api/v1/auth/passkeys/register/options", { bearer: tenant.bearer, body: {} });
   const added = await d.t.request("POST", "/api/v1/auth/passkeys/register", { bearer: tenant.bearer, body: { credential: device.create(options.body), name } });
-  expect(added.status, added.text).toBe(200);
+  expect(added.status, added.text).toBe(201);
   return { tenant, passkeyId: added.body.passkey.id };
 }
 
@@ -65,8 +65,10 @@ describe("dashboard: a tenant's sign-in methods (issue 42)", { timeout: 90_000 }
     await d.go(`/apps/${d.t.app.id}/logs?tab=audit`);
     await d.page.waitForSelector("[data-testid=audit]");
     const rows = await d.page.$$eval("[data-testid=audit] tbody tr", (trs) => trs.map((tr) => (tr as HTMLElement).innerText.replace(/\s+/g, " ")));
-    expect(rows.find((r) => r.includes("tenant.mfa_reset"))).toContain(tenant.id);
-    expect(rows.find((r) => r.includes("tenant.passkey_removed"))).toContain(passkeyId);
+    // Who did it: the developer, by id, beside the tenant's own security-event entries.
+    const developerId = (await d.call("GET", "/api/v1/developer/me", { developer: d.devToken })).body.developer.id as string;
+    expect(rows.find((r) => r.includes("tenant.mfa_reset"))).toContain(`developer ${developerId} tenant.mfa_reset ${tenant.id}`);
+    expect(rows.find((r) => r.includes("tenant.passkey_removed"))).toContain(`developer ${developerId} tenant.passkey_removed ${tenant.id} · ${passkeyId}`);
     expect(d.errors).toEqual([]);
   });
 });
