@@ -10,16 +10,27 @@ import { softAuthenticator } from "./_passkey.ts";
 
 const ORIGIN = "https://app.example.com";
 
-/** A tenant with a password, TOTP on and one passkey named `name`, all set up through the API. */
-async function secureTenant(d: Dashboard, name: string): Promise<{ tenant: TestTenant; passkeyId: string }> {
+/**
+ * A tenant with a password, TOTP on and two passkeys, all set up through the API: "Work
+ * laptop" never used, "Phone" just used to re-authenticate.
+ */
+async function secureTenant(d: Dashboard): Promise<{ tenant: TestTenant; passkeyId: string }> {
   await d.t.backend.admin.updateApp(d.t.app.id, { settings: { corsOrigins: [ORIGIN] } });
   const tenant = await signupTenant(d.t);
   await enrolTotp(d.t, tenant);
   const device = softAuthenticator(ORIGIN);
-  const options = await d.t.request("POST", "/api/v1/auth/passkeys/register/options", { bearer: tenant.bearer, body: {} });
-  const added = await d.t.request("POST", "/api/v1/auth/passkeys/register", { bearer: tenant.bearer, body: { credential: device.create(options.body), name } });
-  expect(added.status, added.text).toBe(201);
-  return { tenant, passkeyId: added.body.passkey.id };
+  const ids: string[] = [];
+  for (const name of ["Work laptop", "Phone"]) {
+    const options = await d.t.request("POST", "/api/v1/auth/passkeys/register/options", { bearer: tenant.bearer, body: {} });
+    const added = await d.t.request("POST", "/api/v1/auth/passkeys/register", { bearer: tenant.bearer, body: { credential: device.create(options.body), name } });
+    expect(added.status, added.text).toBe(201);
+    ids.push(added.body.passkey.id);
+  }
+  const options = await d.t.request("POST", "/api/v1/auth/passkeys/options", { key: d.t.app.publishableKey, bearer: tenant.bearer, body: { purpose: "reauthenticate" } });
+  // The newest credential, the phone, answers.
+  const used = await d.t.request("POST", "/api/v1/auth/reauthenticate", { bearer: tenant.bearer, body: { passkey: device.get(options.body) } });
+  expect(used.status, used.text).toBe(200);
+  return { tenant, passkeyId: ids[0]! };
 }
 
 const methodsOf = async (d: Dashboard, tenantId: string) =>
@@ -28,7 +39,7 @@ const methodsOf = async (d: Dashboard, tenantId: string) =>
 describe("dashboard: a tenant's sign-in methods (issue 42)", { timeout: 90_000 }, () => {
   it("lists the methods, resets MFA and removes a passkey after confirming, and the Logs page shows both actions", async () => {
     const d = await openDashboard();
-    const { tenant, passkeyId } = await secureTenant(d, "Work laptop");
+    const { tenant, passkeyId } = await secureTenant(d);
     await d.go(`/apps/${d.t.app.id}/tenants/${tenant.id}`);
     await d.seeText("Sign-in methods");
     const card = await d.page.$eval("[data-testid=sign-in-methods]", (e) => (e as HTMLElement).innerText.replace(/\s+/g, " "));
@@ -37,9 +48,10 @@ describe("dashboard: a tenant's sign-in methods (issue 42)", { timeout: 90_000 }
     expect(card).toContain("Social accounts None linked");
     expect(card).toContain("Anonymous No");
     expect(card).toContain("Sign-in Allowed");
-    const passkeys = await d.page.$eval("[data-testid=passkeys] tbody", (e) => (e as HTMLElement).innerText.replace(/\s+/g, " "));
-    expect(passkeys).toContain("Work laptop");
-    expect(passkeys).toContain("Never");
+    const passkeyRows = async () => d.page.$$eval("[data-testid=passkeys] tbody tr", (trs) => trs.map((tr) => (tr as HTMLElement).innerText.replace(/\s+/g, " ").trim()));
+    const [laptop, phone] = [(await passkeyRows()).find((r) => r.startsWith("Work laptop")), (await passkeyRows()).find((r) => r.startsWith("Phone"))];
+    expect(laptop).toMatch(/Never Remove$/);
+    expect(phone).not.toContain("Never");
 
     // Reset MFA: the dialog says what changes; Cancel changes nothing.
     await d.click("button::-p-text(Reset MFA…)");
@@ -59,8 +71,9 @@ describe("dashboard: a tenant's sign-in methods (issue 42)", { timeout: 90_000 }
     expect(await d.page.$eval("dialog[open]", (e) => (e as HTMLElement).innerText)).toContain("Remove the passkey “Work laptop”?");
     await d.click("dialog button[type=submit]");
     await d.seeText("Passkey “Work laptop” removed.");
-    await d.seeText("No passkeys.");
-    expect((await methodsOf(d, tenant.id)).passkeys).toEqual([]);
+    await d.page.waitForFunction(() => !document.querySelector("[data-testid=passkeys]")?.textContent?.includes("Work laptop"));
+    expect((await passkeyRows()).map((r) => r.split(" ")[0])).toEqual(["Phone"]);
+    expect((await methodsOf(d, tenant.id)).passkeys.map((p: { name: string }) => p.name)).toEqual(["Phone"]);
 
     await d.go(`/apps/${d.t.app.id}/logs?tab=audit`);
     await d.page.waitForSelector("[data-testid=audit]");
