@@ -23,7 +23,7 @@ describe("developer: a tenant's sign-in methods", () => {
 
     const base = `/api/v1/admin/apps/${app.id}/tenants/${tenant.id}`;
     const methods = await t.request("GET", `${base}/sign-in-methods`, { developer: dev });
-    expect(methods.body).toEqual({ password: true, totp: true, recoveryCodesLeft: 10, passkeys: [expect.objectContaining({ id: passkey.id, name: "Phone" })], providers: [] });
+    expect(methods.body).toEqual({ password: true, anonymous: false, totp: true, recoveryCodesLeft: 10, passkeys: [expect.objectContaining({ id: passkey.id, name: "Phone" })], providers: [] });
 
     // Another developer does not see this app's tenants.
     const stranger = await developerSession(t);
@@ -34,6 +34,9 @@ describe("developer: a tenant's sign-in methods", () => {
     expect((await t.request("DELETE", `${base}/passkeys/${passkey.id}`, { developer: dev })).status).toBe(204);
     expectError(await t.request("DELETE", `${base}/passkeys/${passkey.id}`, { developer: dev }), 404, "not_found");
     expect((await t.request("GET", `${base}/sign-in-methods`, { developer: dev })).body).toMatchObject({ totp: false, recoveryCodesLeft: 0, passkeys: [] });
+    // The trail names the developer who did each, beside the tenant's own security events.
+    const audit = (await t.request("GET", `/api/v1/admin/apps/${app.id}/audit?tenant=${tenant.id}&action=tenant.*`, { developer: dev })).body.entries as { action: string; actor: { type: string }; target: string | null }[];
+    expect(audit.filter((e) => e.actor.type === "developer").map((e) => [e.action, e.target])).toEqual(expect.arrayContaining([["tenant.mfa_reset", null], ["tenant.passkey_removed", passkey.id]]));
     expect((await outboxFor(t, tenant.email)).map((m) => m.kind)).toEqual(expect.arrayContaining(["security:mfa.disabled", "security:passkey.removed"]));
   });
 });

@@ -3,10 +3,13 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
+import { cron } from "../src/index.ts";
 import { mailerFor } from "../src/email/mailer.ts";
 import { DESKTOP, openDashboard, PHONE, type Dashboard } from "./_dashboard.ts";
 import { signupTenant } from "./_helpers.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
+import { enrolTotp } from "./_mfa.ts";
+import { softAuthenticator } from "./_passkey.ts";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
@@ -32,6 +35,16 @@ async function seed(d: Dashboard) {
   await d.t.backend.admin.setWebhookUrl(app, receiver.url);
   await d.call("POST", `/api/v1/admin/apps/${app}/event-webhook-config/test`, dev);
   await d.call("POST", `/api/v1/admin/apps/${app}/tenants/${tenant.id}/resend-verification`, dev);
+  // Sign-in methods with something in each list, and a job with an ok and a failed run.
+  await d.t.backend.admin.updateApp(app, { settings: { corsOrigins: ["https://app.example.com"] } });
+  await enrolTotp(d.t, tenant);
+  const options = await d.call("POST", "/api/v1/auth/passkeys/register/options", { bearer: tenant.bearer, body: {} });
+  await d.call("POST", "/api/v1/auth/passkeys/register", { bearer: tenant.bearer, body: { credential: softAuthenticator("https://app.example.com").create(options.body), name: "Phone" } });
+  const now = d.t.clock();
+  await d.t.backend.core.db.cron.claim("nightly", now - 2000, "node-a", now - 2000);
+  await d.t.backend.core.db.cron.finish("nightly", now - 2000, "ok", null, now - 1900);
+  await d.t.backend.core.db.cron.claim("nightly", now - 1000, "node-a", now - 1000);
+  await d.t.backend.core.db.cron.finish("nightly", now - 1000, "failed", "the job's own failure", now - 900);
   await mailerFor(d.t.backend.core).idle();
   return tenant;
 }
@@ -39,10 +52,10 @@ async function seed(d: Dashboard) {
 describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
   for (const [label, viewport] of [["1440×900", DESKTOP], ["390×844", PHONE]] as const) {
     it(`every page has 0 violations at ${label}`, async () => {
-      const d = await openDashboard({}, viewport);
+      const d = await openDashboard({ hooks: { cron: [cron("nightly", "every 1d", () => undefined)] } }, viewport);
       const tenant = await seed(d);
       const app = d.t.app.id;
-      const pages = ["/apps", "/usage", "/api", "/backups", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`];
+      const pages = ["/apps", "/usage", "/api", "/backups", "/jobs", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`];
       const found: string[] = [];
       for (const hash of pages) {
         await d.go(hash);
@@ -54,6 +67,10 @@ describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
       await d.click("button::-p-text(Delete tenant…)");
       await d.page.waitForSelector("dialog[open]");
       found.push(...(await violations(d)).map((v) => `dialog ${v}`));
+      await d.page.keyboard.press("Escape");
+      await d.click("button[aria-label='Remove passkey Phone']");
+      await d.page.waitForSelector("dialog[open]");
+      found.push(...(await violations(d)).map((v) => `passkey dialog ${v}`));
       await d.page.keyboard.press("Escape");
       await d.click("button::-p-text(Sign out)");
       await d.seeText("Sign in to tenantd");

@@ -35,6 +35,8 @@ export const RequestOptions = v.looseObject({ challenge: v.string(), rpId: v.opt
 
 export const SignInMethods = obj({
   password: v.boolean(),
+  /** signed in with POST /api/v1/auth/anonymous and not upgraded yet */
+  anonymous: v.boolean(),
   totp: v.boolean(),
   recoveryCodesLeft: v.number(),
   passkeys: v.array(Passkey),

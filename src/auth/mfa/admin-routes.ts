@@ -3,6 +3,7 @@ import type { Core } from "../../core.ts";
 import type { Router } from "../../http/router.ts";
 import { requireDeveloper, requireOwnApp } from "../../http/guards.ts";
 import { toIso } from "../../clock.ts";
+import { auditRequest } from "../../audit/http.ts";
 import { requireTenantRef } from "../tenant-ref.ts";
 import { mfaFactors } from "./factors.ts";
 import { disableTotp } from "./totp.ts";
@@ -24,13 +25,15 @@ export function registerMfaAdminRoutes(router: Router, core: Core): void {
 
   router.get(`${base}/sign-in-methods`, async (event) => {
     const { app, tenant } = await tenantOf(event);
-    const [factors, passkeys, providers] = await Promise.all([
+    const [factors, passkeys, providers, anonymous] = await Promise.all([
       mfaFactors(core, app, tenant.id),
       core.db.mfa.passkeys(app.id, tenant.id),
       core.db.oauth.listForTenant(app.id, tenant.id),
+      core.db.signIn.isAnonymous(app.id, tenant.id),
     ]);
     return {
       password: tenant.passwordHash !== null,
+      anonymous,
       totp: factors.totp,
       recoveryCodesLeft: factors.recoveryCodes,
       passkeys: passkeys.map(toPublicPasskey),
@@ -41,13 +44,17 @@ export function registerMfaAdminRoutes(router: Router, core: Core): void {
   router.delete(`${base}/mfa`, async (event) => {
     const { app, tenant } = await tenantOf(event);
     await disableTotp(core, app, tenant.id);
+    // The security event above names the tenant; this entry names the developer who did it.
+    await auditRequest(core, event, { appId: app.id, action: "tenant.mfa_reset", tenantId: tenant.id });
     event.res.status = 204;
     return null;
   });
 
   router.delete(`${base}/passkeys/:passkeyId`, async (event) => {
     const { app, tenant } = await tenantOf(event);
-    await removePasskey(core, app, tenant.id, getRouterParam(event, "passkeyId") ?? "");
+    const passkeyId = getRouterParam(event, "passkeyId") ?? "";
+    await removePasskey(core, app, tenant.id, passkeyId);
+    await auditRequest(core, event, { appId: app.id, action: "tenant.passkey_removed", tenantId: tenant.id, target: passkeyId });
     event.res.status = 204;
     return null;
   });

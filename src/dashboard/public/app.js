@@ -8,6 +8,7 @@ import { AppLayout } from "./pages/app-layout.js";
 import { UsagePage } from "./pages/usage.js";
 import { ApiDocsPage } from "./pages/api-docs.js";
 import { BackupsPage } from "./pages/backups.js";
+import { JobsPage } from "./pages/jobs.js";
 
 function skipToMain(e) {
   // The hash holds the route: following href="#main" would navigate away.
@@ -32,15 +33,17 @@ function Shell({ session, onSignedOut }) {
   else if (path[0] === "usage") page = html`<${UsagePage} />`;
   else if (path[0] === "api") page = html`<${ApiDocsPage} />`;
   else if (path[0] === "backups") page = html`<${BackupsPage} />`;
+  else if (path[0] === "jobs") page = html`<${JobsPage} />`;
   else page = html`<${AppsPage} />`;
   return html`<div class="shell">
     <a class="skip" href="#main" onClick=${skipToMain}>Skip to content</a>
     <header class="top">
       <a class="brand" href="#/apps">tenantd</a>
       <nav aria-label="Main">
-        <a href="#/apps" aria-current=${!["usage", "api", "backups"].includes(path[0]) ? "page" : undefined}>Apps</a>
+        <a href="#/apps" aria-current=${!["usage", "api", "backups", "jobs"].includes(path[0]) ? "page" : undefined}>Apps</a>
         <a href="#/usage" aria-current=${path[0] === "usage" ? "page" : undefined}>Usage</a>
         <a href="#/backups" aria-current=${path[0] === "backups" ? "page" : undefined}>Backups</a>
+        <a href="#/jobs" aria-current=${path[0] === "jobs" ? "page" : undefined}>Jobs</a>
         <a href="#/api" aria-current=${path[0] === "api" ? "page" : undefined}>API docs</a>
       </nav>
       <span class="who">${session.developer.email}</span>

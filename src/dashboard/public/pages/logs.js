@@ -21,6 +21,9 @@ function AccessLog({ app, status }) {
         <p class="muted">The last ${d.kept} requests of this app on this server, kept in memory; the server's log has them all.</p>`}<//>`;
 }
 
+/** An entry's actor (`{ type, id }`) as text: "developer dev_…", "tenant tnt_…", "operator". */
+const actorOf = (actor) => (actor ? [actor.type, actor.id].filter(Boolean).join(" ") : "—");
+
 /**
  * The developer audit trail (who did what to which app or tenant, when, from where) comes
  * from GET …/audit, which a later tenantd serves: until then this tab says so, and shows
@@ -31,14 +34,14 @@ function AuditTrail({ app }) {
   return html`<${Loaded} state=${state}>${(d) =>
     d.unavailable
       ? html`<${Empty}><p data-testid="audit-unavailable">This server does not keep an audit trail yet: the tab fills in once it does.</p><//>`
-      : (d.entries ?? d.events ?? []).length === 0
+      : d.entries.length === 0
         ? html`<${Empty}><p>No audited action yet.</p><//>`
         : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Audit trail"><table data-testid="audit">
             <caption class="sr-only">Audit trail</caption>
             <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">From</th></tr></thead>
-            <tbody>${(d.entries ?? d.events).map(
-              (e, i) => html`<tr key=${e.id ?? i}><td>${fmtDate(e.at ?? e.createdAt)}</td><td>${e.actor?.email ?? e.actorEmail ?? e.actor ?? "—"}</td>
-                <td><code>${e.action}</code></td><td>${e.target?.id ?? e.targetId ?? e.tenantId ?? "—"}</td><td>${e.ip ?? e.from ?? "—"}</td></tr>`,
+            <tbody>${d.entries.map(
+              (e, i) => html`<tr key=${e.id ?? i}><td>${fmtDate(e.at)}</td><td>${actorOf(e.actor)}</td>
+                <td><code>${e.action}</code></td><td>${[e.tenantId, e.target].filter(Boolean).join(" · ") || "—"}</td><td>${e.ip ?? "—"}</td></tr>`,
             )}</tbody></table></div>`}<//>`;
 }
 

@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { useLoad, useAction, Loaded, ErrorNote, Empty, Confirm, PageTitle, fmtDate } from "../ui.js";
 import { BillingCard } from "./tenant-billing.js";
 import { FilesCard } from "./tenant-files.js";
+import { SignInMethodsCard } from "./tenant-sign-in.js";
 
 /** One tenant: everything about them from one API call, and the developer's actions. */
 export function TenantPage({ app, tenantId }) {
@@ -61,6 +62,7 @@ export function TenantPage({ app, tenantId }) {
       ${notice ? html`<p class="ok" role="status">${notice}</p>` : null}
       <${ErrorNote} error=${action.error} />
     </div>
+    <${SignInMethodsCard} base=${base} signInDisabledAt=${d.tenant.signInDisabledAt} />
     <${BillingCard} app=${app} base=${base} billing=${d.billing} familyMembers=${d.family.members.length} onChanged=${state.reload} />
     <div class="card">
       <h2>Records</h2>
