@@ -6,6 +6,7 @@ import { outboxFor } from "./_email.ts";
 import { PASSWORD, refresh } from "./_auth.ts";
 import { runMaintenance } from "../src/maintenance.ts";
 import { storeRows } from "./_store.ts";
+import { softAuthenticator } from "./_passkey.ts";
 import { authorize, begin, callback, fragmentOf, oauthBackend, useFakeOAuth } from "./oauth-helpers.ts";
 
 const DAY = 24 * 3600 * 1000;
@@ -90,6 +91,34 @@ describe("anonymous tenants (issue 42)", () => {
     expect(await storeRows(t.backend).value("SELECT count(*) FROM records WHERE tenant_id = ?", idle.tenantId)).toBe(0);
     expect(await t.backend.core.db.tenants.findById(t.app.id, active.tenantId)).toBeDefined();
     expect(await t.backend.core.db.tenants.findById(t.app.id, upgraded.tenantId)).toBeDefined();
+  });
+});
+
+describe("anonymous tenants upgrade with a passkey (issue 42)", () => {
+  it("registering a passkey keeps the tenant's id and data, signs it back in, and idle cleanup no longer deletes it", async () => {
+    const origin = "https://app.example.com";
+    const t = await anonymousBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { corsOrigins: [origin], auth: { anonymousIdleDays: 7 } } });
+    const a = await withData(t);
+    const device = softAuthenticator(origin);
+    const options = await t.request("POST", "/api/v1/auth/passkeys/register/options", { bearer: a.bearer, body: {} });
+    expect(options.status, options.text).toBe(200);
+    const reg = await t.request("POST", "/api/v1/auth/passkeys/register", { bearer: a.bearer, body: { credential: device.create(options.body) } });
+    expect(reg.status, reg.text).toBe(201);
+    // No address to tell: a stand-in never delivers.
+    expect(await outboxFor(t, `${a.tenantId}@anonymous.invalid`)).toEqual([]);
+
+    t.clock.advance(8 * DAY);
+    await runMaintenance(t.backend.core);
+    expect(await t.backend.core.db.tenants.findById(t.app.id, a.tenantId)).toBeDefined();
+    const signIn = await t.request("POST", "/api/v1/auth/passkeys/options", { key: t.app.publishableKey, body: {} });
+    const back = await t.request("POST", "/api/v1/auth/passkeys/sign-in", { key: t.app.publishableKey, body: { credential: device.get(signIn.body) } });
+    expect(back.status, back.text).toBe(200);
+    expect(back.body.tenant.id).toBe(a.tenantId);
+    const bearer = { accessToken: back.body.accessToken as string, appId: t.app.id };
+    expect((await t.request("GET", `/api/v1/data/notes/${a.recordId}`, { bearer })).body.record.data).toEqual({ text: "kept" });
+    // No longer anonymous: the email upgrade is for anonymous tenants only.
+    expectError(await t.request("POST", "/api/v1/auth/anonymous/upgrade", { bearer, body: { email: "later@example.com", password: PASSWORD } }), 409, "conflict");
   });
 });
 

@@ -129,6 +129,20 @@ describe("tenant data export", () => {
     expectError(await t.request("GET", "/api/v1/account/export"), 401, "unauthorized");
   });
 
+  it("needs a recent authentication, like deleting the account: re-authenticating opens it again", async () => {
+    const t = await startBackend();
+    const alice = await signupTenant(t, { email: "alice@example.com" });
+    t.clock.advance(10 * 60_000 + 1);
+    const refused = await t.request("GET", "/api/v1/account/export", { bearer: alice.bearer });
+    expectError(refused, 403, "reauthentication_required");
+    expect(refused.body.message).toMatch(/^Exporting the account's data needs a sign-in within the last 10 minutes\. .*POST \/api\/v1\/auth\/reauthenticate/);
+    expect((await t.backend.admin.listAudit(t.app.id, { action: "tenant.data_exported" })).entries).toEqual([]);
+    expect((await t.request("POST", "/api/v1/auth/reauthenticate", { bearer: alice.bearer, body: { password: "correct horse battery" } })).status).toBe(200);
+    const ok = await t.request("GET", "/api/v1/account/export", { bearer: alice.bearer });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-type")).toBe("application/zip");
+  });
+
   it("an export that fails before its reply frees the account's export slot", async () => {
     const { t, alice } = await seeded();
     const ask = () => t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${alice.accessToken}`, "x-service-app": t.app.id } }));

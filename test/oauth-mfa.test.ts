@@ -31,6 +31,9 @@ describe("social login with MFA", () => {
     // The session remembers how it signed in.
     const session = await t.backend.core.db.sessions.state(JSON.parse(Buffer.from(ok.body.accessToken.split(".")[1], "base64url").toString()).sid);
     expect((await t.backend.core.db.mfa.sessionAuth(session!.id))!.methods).toBe("oauth:github+totp");
+    // The audit trail has the first sign-in and the one the code completed, not the ticket.
+    const { entries } = await t.backend.admin.listAudit(t.app.id, { action: "tenant.signed_in", tenant: tenant.id });
+    expect(entries.map((e) => e.details?.method)).toEqual(["oauth:github+totp", "oauth:github"]);
   });
 
   it("requireMfa: a returning social tenant without MFA gets an enrolment-only ticket", async () => {

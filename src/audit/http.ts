@@ -33,3 +33,7 @@ export const asTenant = (tenantId: string): AuditActor => ({ type: "tenant", id:
 /** A tenant's own action, from this request, with nothing more to say than its name. */
 export const auditTenant = (core: Core, event: H3Event, appId: string, action: string, tenantId: string) =>
   auditRequest(core, event, { appId, action, tenantId, actor: asTenant(tenantId) });
+
+/** A completed sign-in (`details.method`: "password", "passkey", "password+totp"…), from this request. */
+export const auditSignedIn = (core: Core, event: H3Event, appId: string, tenantId: string, method: string) =>
+  auditRequest(core, event, { appId, action: "tenant.signed_in", tenantId, actor: asTenant(tenantId), details: { method } });

@@ -23,10 +23,7 @@ export function installAudit(core: Core): void {
   });
 }
 
-/** A sign-in that ends in a redirect carrying tokens (social login): the tenant is the token's subject. */
-export async function auditSignIn(core: Core, appId: string, accessToken: string, method: string, origin?: AuditOrigin): Promise<void> {
-  const verified = core.accessTokens.verify(accessToken, core.clock());
-  if (!verified.ok) return;
-  const tenantId = verified.claims.sub;
+/** A completed sign-in that ends in a redirect (social login), with the callback request's origin. */
+export async function auditSignIn(core: Core, appId: string, tenantId: string, method: string, origin?: AuditOrigin): Promise<void> {
   await audit(core, { appId, action: "tenant.signed_in", tenantId, actor: { type: "tenant", id: tenantId }, details: { method }, origin });
 }

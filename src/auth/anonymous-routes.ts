@@ -4,6 +4,7 @@ import { readJson } from "../http/body.ts";
 import { noStore, requireApp, requireTenant } from "../http/guards.ts";
 import { enforceRateLimit } from "../http/rate-limit.ts";
 import { toPublicTenant } from "./tenant-view.ts";
+import { auditSignedIn } from "../audit/http.ts";
 import { AnonymousBody, issueUpgradeToken, signInAnonymously, UpgradeBody, upgradeWithPassword } from "./anonymous.ts";
 
 export function registerAnonymousRoutes(router: Router, core: Core): void {
@@ -16,6 +17,7 @@ export function registerAnonymousRoutes(router: Router, core: Core): void {
     // Each call makes a tenant: counted per IP like sign-up.
     await enforceRateLimit(event, core, "anonymous", { appId: app.id });
     const { tenant, ...tokens } = await signInAnonymously(core, app, body.locale);
+    await auditSignedIn(core, event, app.id, tenant.id, "anonymous");
     event.res.status = 201;
     return { tenant: toPublicTenant(tenant), anonymous: true, ...tokens };
   });

@@ -19,7 +19,7 @@ import { introspect, introspectionJson } from "./introspect.ts";
 import { quiet, requestIdOf } from "../http/lifecycle.ts";
 import { singleHeader } from "../http/request-headers.ts";
 import { registerAuthPages } from "./pages.ts";
-import { finishSignIn, signInReply } from "./sign-in-finish.ts";
+import { finishSignIn, signInResponse } from "./sign-in-finish.ts";
 import { registerMfaRoutes } from "./mfa/routes.ts";
 import { registerPasskeyRoutes } from "./passkeys/routes.ts";
 import { registerSigningKeyRoutes } from "./signing-key-routes.ts";
@@ -60,9 +60,7 @@ export function registerAuthRoutes(router: Router, core: Core): void {
     noStore(event);
     await enforceRateLimit(event, core, "login", { appId: app.id, email: body.email });
     const tenant = await login(core, app, body.email, body.password, clientIp(event, core));
-    const outcome = await finishSignIn(core, app, tenant, "password");
-    if (outcome.tokens) await auditRequest(core, event, { appId: app.id, action: "tenant.signed_in", tenantId: tenant.id, actor: asTenant(tenant.id), details: { method: "password" } });
-    return signInReply(outcome);
+    return signInResponse(core, event, app, await finishSignIn(core, app, tenant, "password"));
   });
 
   // Quiet: its one line of its own, a reuse warning, is handed the request id.

@@ -1,12 +1,14 @@
+import type { H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { AppRow, TenantRow } from "../db/types.ts";
 import { startSession, type TokenPair } from "./sessions.ts";
 import { issueMfaTicket, type MfaChallenge } from "./mfa/ticket.ts";
 import { mfaFactors } from "./mfa/factors.ts";
 import { toPublicTenant } from "./tenant-view.ts";
+import { auditSignedIn } from "../audit/http.ts";
 
 /** A sign-in that proved its first factor: tokens, or a ticket for the second factor. */
-export type SignInOutcome = { tenant: TenantRow; tokens: TokenPair; mfa?: undefined } | { tenant: TenantRow; mfa: MfaChallenge; tokens?: undefined };
+export type SignInOutcome = { tenant: TenantRow; method: string } & ({ tokens: TokenPair; mfa?: undefined } | { mfa: MfaChallenge; tokens?: undefined });
 
 /**
  * Every first-factor sign-in ends here once the factor is proven (password, social login,
@@ -19,12 +21,21 @@ export type SignInOutcome = { tenant: TenantRow; tokens: TokenPair; mfa?: undefi
 export async function finishSignIn(core: Core, app: AppRow, tenant: TenantRow, firstFactor: string, strong = false): Promise<SignInOutcome> {
   // One read decides for most sign-ins (no TOTP, MFA not required); the rest list the factors.
   if (!strong && (app.settings.auth.requireMfa || (await core.db.mfa.totp(app.id, tenant.id))?.confirmedAt != null)) {
-    return { tenant, mfa: await issueMfaTicket(core, app, tenant.id, firstFactor, await mfaFactors(core, app, tenant.id)) };
+    return { tenant, method: firstFactor, mfa: await issueMfaTicket(core, app, tenant.id, firstFactor, await mfaFactors(core, app, tenant.id)) };
   }
-  return { tenant, tokens: await startSession(core, tenant, firstFactor) };
+  return { tenant, method: firstFactor, tokens: await startSession(core, tenant, firstFactor) };
 }
 
 /** The JSON reply of a sign-in: the tenant and its tokens, or the MFA step (no tenant before the second factor). */
 export function signInReply(outcome: SignInOutcome) {
   return outcome.mfa ? outcome.mfa : { tenant: toPublicTenant(outcome.tenant), ...outcome.tokens };
+}
+
+/**
+ * The reply of a sign-in route. A completed sign-in is audited here, once; a sign-in that
+ * stopped at the MFA ticket is audited when the second factor completes it.
+ */
+export async function signInResponse(core: Core, event: H3Event, app: AppRow, outcome: SignInOutcome) {
+  if (outcome.tokens) await auditSignedIn(core, event, app.id, outcome.tenant.id, outcome.method);
+  return signInReply(outcome);
 }

@@ -28,13 +28,15 @@ export type ReauthProof = { password: string } | { code: string } | { recoveryCo
 
 /**
  * Proves the tenant again on this session and restarts its step-up window. Wrong answers
- * count toward the account's sign-in backoff like wrong passwords at login.
+ * count toward the account's sign-in backoff like wrong passwords at login. Returns the method
+ * that proved it ("password", "totp", "recovery_code", "passkey").
  */
-export async function reauthenticate(core: Core, app: AppRow, auth: Pick<TenantAuth, "tenantId" | "sessionId">, proof: ReauthProof, client: string): Promise<void> {
+export async function reauthenticate(core: Core, app: AppRow, auth: Pick<TenantAuth, "tenantId" | "sessionId">, proof: ReauthProof, client: string): Promise<string> {
   if ("passkey" in proof) {
     // A passkey cannot be guessed: no backoff, its challenge is single-use.
     await verifyAssertion(core, app, proof.passkey, "passkey_reauth", auth.tenantId);
-    return markReauthenticated(core, auth.sessionId, "passkey");
+    await markReauthenticated(core, auth.sessionId, "passkey");
+    return "passkey";
   }
   const tenant = await core.db.tenants.findById(app.id, auth.tenantId);
   if (!tenant) throw fail("session_ended", "This account no longer exists.");
@@ -47,6 +49,7 @@ export async function reauthenticate(core: Core, app: AppRow, auth: Pick<TenantA
     else await useRecoveryCode(core, app, tenant.id, proof.recoveryCode);
   });
   await markReauthenticated(core, auth.sessionId, method);
+  return method;
 }
 
 async function markReauthenticated(core: Core, sessionId: string, method: string): Promise<void> {

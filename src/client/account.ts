@@ -12,6 +12,8 @@ export function accountApi(core: Core) {
     /**
      * Everything the tenant owns as a ZIP (account, billing, records as JSONL, files), as the
      * server's reply: stream `response.body`, or `await response.blob()` for a download link.
+     * A sensitive action: it needs a sign-in within the app's step-up window (default 10
+     * minutes), else `reauthentication_required`: `auth.reauthenticate()`, then ask again.
      */
     export: (): Promise<Response> => core.request("GET", "/api/v1/account/export", { ...tenant, raw: true }),
     /** Deletes the account and everything it owns; the client signs out afterwards. */

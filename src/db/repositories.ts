@@ -610,6 +610,8 @@ export interface SignInRepository {
    * leaving the anonymous list; false when it is not anonymous (any more). Throws on a taken email.
    */
   upgradeAnonymous(appId: string, tenantId: string, email: string, passwordHash: string | null, verifiedAt: number | null, link?: OAuthLink): Promise<boolean>;
+  /** Takes a tenant off the anonymous list, keeping its stand-in email (a passkey upgrade); false when it was not on it. */
+  keepAnonymous(appId: string, tenantId: string): Promise<boolean>;
   /** The app's anonymous tenants made, signed in and refreshed last before `idleBefore`, oldest first. */
   idleAnonymous(appId: string, idleBefore: number, limit: number): Promise<string[]>;
 }

@@ -130,12 +130,12 @@ export async function finishOAuth(core: Core, provider: OAuthProviderName, input
       throw fail("provider_error", `${provider} did not accept the sign-in.`);
     }
     const inviteToken = state.inviteToken ? core.secrets.open(state.inviteToken, app.id) : null;
-    const { tokens, mfa } =
+    const { tenant, method, tokens, mfa } =
       inviteToken !== null && isUpgradeToken(inviteToken)
         ? await upgradeWithProvider(core, app, provider, identity, inviteToken)
         : await signIn(core, app, provider, identity, inviteToken);
     // A second factor is due: the app answers the ticket with POST /api/v1/auth/mfa/verify.
-    if (tokens) await auditSignIn(core, app.id, tokens.accessToken, `oauth:${provider}`, input.origin);
+    if (tokens) await auditSignIn(core, app.id, tenant.id, method, input.origin);
     const fragment = mfa
       ? { service_oauth: "mfa_required", service_mfa_ticket: mfa.mfaTicket, service_mfa_methods: mfa.methods.join(","), ...echo }
       : { service_oauth: "success", service_access_token: tokens.accessToken, service_refresh_token: tokens.refreshToken, ...echo };

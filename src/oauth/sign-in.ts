@@ -69,5 +69,5 @@ async function signUp(core: Core, app: AppRow, provider: OAuthProviderName, iden
   });
   // The address is either vouched for or a placeholder that never delivers: nothing to verify.
   await core.hooks.emit("tenant.created", { app, tenant, inviteToken: inviteToken ?? undefined, sendEmail: false, provider });
-  return { tenant, tokens: await tokenPair(core, tenant, session.id, refreshToken) };
+  return { tenant, method: `oauth:${provider}`, tokens: await tokenPair(core, tenant, session.id, refreshToken) };
 }

@@ -44,7 +44,7 @@ export const SignInMethods = obj({
 });
 const tenantAdmin = `${base}/admin/apps/:appId/tenants/:tenantId`;
 
-const STEP_UP_NOTE = "Needs a sign-in within `settings.auth.stepUpSeconds` (default 600): otherwise `403 reauthentication_required`; see `POST /api/v1/auth/reauthenticate`.";
+export const STEP_UP_NOTE = "Needs a sign-in within `settings.auth.stepUpSeconds` (default 600): otherwise `403 reauthentication_required`; see `POST /api/v1/auth/reauthenticate`.";
 
 export const MFA_OPERATIONS: Operation[] = [
   { method: "GET", path: `${base}/auth/mfa`, tag: "mfa", summary: "The tenant's second factors", security: "tenant", responses: { 200: MfaStatus } },

@@ -25,7 +25,7 @@ import { DeliveryListQuery } from "../webhooks/deliveries.ts";
 import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
-import { MFA_OPERATIONS, SignInReply } from "./mfa-operations.ts";
+import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
 import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
@@ -233,8 +233,8 @@ export const OPERATIONS: Operation[] = [
   // Audit trail (docs/audit.md).
   { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
     description: "`action` is one action or a prefix ending in `*` (`tenant.*`); `cursor` is the previous page's `nextCursor`. Each entry's `hash` seals it and the entry before it (`tenantd audit verify`)." },
-  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict"],
-    description: "Streamed as it is read: nothing is kept on the server, and memory stays flat however large the export. One export per account at a time (`409 conflict` while one is being read). docs/export.md lists the archive's files." },
+  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict", "reauthentication_required"],
+    description: `Streamed as it is read: nothing is kept on the server, and memory stays flat however large the export. One export per account at a time (\`409 conflict\` while one is being read). docs/export.md lists the archive's files. ${STEP_UP_NOTE}` },
   { method: "GET", path: `${base}/admin/cron`, tag: "hooks", summary: "Scheduled jobs (the hooks module's cron) with their last 20 runs and failures", security: "developer", responses: { 200: s.CronRuns },
     description: "Each run names the node that claimed it: one node runs each scheduled time. docs/hooks.md." },
   { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },

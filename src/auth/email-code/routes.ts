@@ -3,7 +3,7 @@ import type { Router } from "../../http/router.ts";
 import { readJson } from "../../http/body.ts";
 import { clientIp, noStore, requireApp } from "../../http/guards.ts";
 import { enforceRateLimit } from "../../http/rate-limit.ts";
-import { signInReply } from "../sign-in-finish.ts";
+import { signInResponse } from "../sign-in-finish.ts";
 import { EMAIL_SIGN_IN_TTL_MS, EmailSignInBody, EmailSignInVerifyBody, requestEmailSignIn, verifyEmailSignIn } from "./sign-in.ts";
 
 export function registerEmailSignInRoutes(router: Router, core: Core): void {
@@ -25,6 +25,6 @@ export function registerEmailSignInRoutes(router: Router, core: Core): void {
     const body = await readJson(event, EmailSignInVerifyBody, limit);
     noStore(event);
     await enforceRateLimit(event, core, "email-sign-in-verify", { appId: app.id, ...("email" in body && { email: body.email }) });
-    return signInReply(await verifyEmailSignIn(core, app, body, clientIp(event, core)));
+    return signInResponse(core, event, app, await verifyEmailSignIn(core, app, body, clientIp(event, core)));
   });
 }

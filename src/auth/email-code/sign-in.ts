@@ -101,7 +101,7 @@ export async function verifyEmailSignIn(core: Core, app: AppRow, input: v.InferO
         });
   if (!outcome.ok) throw fail("invalid_token", REFUSED[outcome.reason]);
   const tenant = await tenantOf(core, app, outcome.email, now);
-  return finishSignIn(core, app, tenant, "email");
+  return finishSignIn(core, app, tenant, "token" in input ? "magic_link" : "email_code");
 }
 
 async function tenantOf(core: Core, app: AppRow, email: string, now: number): Promise<TenantRow> {

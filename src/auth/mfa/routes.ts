@@ -15,6 +15,7 @@ import { reauthenticate, requireRecentAuth, type ReauthProof } from "../step-up.
 import { changePassword } from "../change-password.ts";
 import { passkeyProof } from "../passkeys/proof.ts";
 import { registerMfaAdminRoutes } from "./admin-routes.ts";
+import { asTenant, auditRequest, auditSignedIn, auditTenant } from "../../audit/http.ts";
 
 const ticket = v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(200));
 const code = v.pipe(v.string(), v.maxLength(16));
@@ -70,7 +71,8 @@ export function registerMfaRoutes(router: Router, core: Core): void {
     await enforceRateLimit(event, core, "mfa");
     if (body.mfaTicket) {
       const app = await requireApp(event, core);
-      const { tenant, tokens, recoveryCodes } = await confirmWithTicket(core, app, body.mfaTicket, body.code, clientIp(event, core));
+      const { tenant, tokens, recoveryCodes, method } = await confirmWithTicket(core, app, body.mfaTicket, body.code, clientIp(event, core));
+      await auditSignedIn(core, event, app.id, tenant.id, method);
       return { recoveryCodes, tenant: toPublicTenant(tenant), ...tokens };
     }
     const auth = await requireTenant(event, core);
@@ -90,7 +92,9 @@ export function registerMfaRoutes(router: Router, core: Core): void {
     await readJson(event, EmptyBody, limit);
     noStore(event);
     await requireRecentAuth(core, auth, "New recovery codes");
-    return regenerateRecoveryCodes(core, auth.app, auth.tenantId);
+    const codes = await regenerateRecoveryCodes(core, auth.app, auth.tenantId);
+    await auditTenant(core, event, auth.app.id, "tenant.recovery_codes_regenerated", auth.tenantId);
+    return codes;
   });
 
   router.post("/api/v1/auth/mfa/verify", async (event) => {
@@ -101,7 +105,8 @@ export function registerMfaRoutes(router: Router, core: Core): void {
     const which = oneProof(body, ["code", "recoveryCode", "passkey"] as const);
     const proof: SecondFactorProof =
       which === "code" ? { code: body.code! } : which === "recoveryCode" ? { recoveryCode: body.recoveryCode! } : { passkey: passkeyProof(core, app, body.passkey, "passkey_sign_in") };
-    const { tenant, tokens } = await verifyMfa(core, app, body.mfaTicket, proof, clientIp(event, core));
+    const { tenant, tokens, method } = await verifyMfa(core, app, body.mfaTicket, proof, clientIp(event, core));
+    await auditSignedIn(core, event, app.id, tenant.id, method);
     return { tenant: toPublicTenant(tenant), ...tokens };
   });
 
@@ -109,6 +114,7 @@ export function registerMfaRoutes(router: Router, core: Core): void {
     const auth = await requireTenant(event, core);
     const body = await readJson(event, ChangePasswordBody, limit);
     await changePassword(core, auth, body.newPassword);
+    await auditTenant(core, event, auth.app.id, "tenant.password_changed", auth.tenantId);
     return { ok: true };
   });
 
@@ -117,7 +123,8 @@ export function registerMfaRoutes(router: Router, core: Core): void {
     const body = await readJson(event, ReauthenticateBody, limit);
     await enforceRateLimit(event, core, "mfa");
     const which = oneProof(body, ["password", "code", "recoveryCode", "passkey"] as const);
-    await reauthenticate(core, auth.app, auth, { [which]: body[which]! } as ReauthProof, clientIp(event, core));
+    const method = await reauthenticate(core, auth.app, auth, { [which]: body[which]! } as ReauthProof, clientIp(event, core));
+    await auditRequest(core, event, { appId: auth.app.id, action: "tenant.reauthenticated", tenantId: auth.tenantId, actor: asTenant(auth.tenantId), details: { method } });
     const s = await core.db.mfa.sessionAuth(auth.sessionId);
     return { ok: true, authenticatedAt: new Date(s?.authenticatedAt ?? core.clock()).toISOString(), stepUpSeconds: auth.app.settings.auth.stepUpSeconds };
   });

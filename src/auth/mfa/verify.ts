@@ -33,11 +33,12 @@ async function underBackoff(core: Core, app: AppRow, ticket: Ticket, client: str
   );
 }
 
-async function finish(core: Core, app: AppRow, ticket: Ticket, second: string): Promise<{ tenant: TenantRow; tokens: TokenPair }> {
+async function finish(core: Core, app: AppRow, ticket: Ticket, second: string): Promise<{ tenant: TenantRow; tokens: TokenPair; method: string }> {
   await consumeTicket(core, app, ticket);
   const tenant = await core.db.tenants.findById(app.id, ticket.tenantId);
   if (!tenant) throw fail("invalid_token", "This account no longer exists.");
-  return { tenant, tokens: await startSession(core, tenant, `${ticket.first}+${second}`) };
+  const method = `${ticket.first}+${second}`;
+  return { tenant, tokens: await startSession(core, tenant, method), method };
 }
 
 /** Answers an MFA ticket with a second factor: the sign-in's tokens. */

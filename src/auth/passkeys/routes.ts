@@ -7,7 +7,7 @@ import { noStore, requireApp, requireTenant } from "../../http/guards.ts";
 import { enforceRateLimit } from "../../http/rate-limit.ts";
 import { fail } from "../../errors.ts";
 import { requireRecentAuth } from "../step-up.ts";
-import { signInReply } from "../sign-in-finish.ts";
+import { signInResponse } from "../sign-in-finish.ts";
 import { authenticationOptions, passkeySignIn, registerPasskey, registrationOptions, removePasskey, renamePasskey, toPublicPasskey } from "./service.ts";
 
 const name = v.pipe(v.string(), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(100));
@@ -80,6 +80,6 @@ export function registerPasskeyRoutes(router: Router, core: Core): void {
     const body = await readJson(event, PasskeySignInBody, limit);
     noStore(event);
     await enforceRateLimit(event, core, "passkey");
-    return signInReply(await passkeySignIn(core, app, body.credential));
+    return signInResponse(core, event, app, await passkeySignIn(core, app, body.credential));
   });
 }

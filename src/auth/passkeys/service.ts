@@ -94,6 +94,9 @@ export async function registerPasskey(core: Core, app: AppRow, tenantId: string,
     if (isUniqueViolation(e)) throw fail("conflict", "This passkey is already registered with this app.");
     throw e;
   }
+  // A passkey is a way back in for an anonymous tenant: it is kept, no longer cleaned up as idle.
+  // After the insert, so a refused passkey never leaves it stranded off the list.
+  await core.db.signIn.keepAnonymous(app.id, tenantId);
   await securityEvent(core, app, tenantId, "passkey.added", { passkeyId: row.id, name: row.name });
   return row;
 }

@@ -83,6 +83,9 @@ export function createPgSignInRepo(sql: PgSql): SignInRepository {
         return true;
       });
     },
+    async keepAnonymous(appId, tenantId) {
+      return (await sql`DELETE FROM anonymous_tenants WHERE app_id = ${appId} AND tenant_id = ${tenantId}`).count > 0;
+    },
     async idleAnonymous(appId, idleBefore, limit) {
       const rows = await sql<{ tenantId: string }[]>`SELECT a.tenant_id FROM anonymous_tenants a
         WHERE a.app_id = ${appId} AND a.created_at < ${idleBefore} AND NOT EXISTS (

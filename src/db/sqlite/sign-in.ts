@@ -113,6 +113,9 @@ export function createSignInRepo(db: SqliteDb): SignInRepository {
     async upgradeAnonymous(appId, tenantId, email, passwordHash, verifiedAt, l) {
       return upgrade.immediate(appId, tenantId, email, passwordHash, verifiedAt, l);
     },
+    async keepAnonymous(appId, tenantId) {
+      return q.unmarkAnonymous.run(appId, tenantId).changes > 0;
+    },
     async idleAnonymous(appId, idleBefore, limit) {
       return q.idle.all({ app: appId, before: idleBefore, limit });
     },
