@@ -302,7 +302,11 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await shot("outbox");
 
     await go(`/apps/${state.appId}/settings`);
+    // The form is filled from the app once it has loaded; a click before that would be undone.
+    await seeText("Sign-up mode");
+    await page.waitForFunction(() => (document.querySelector("input[name=sendEmail]") as HTMLInputElement | null)?.checked === true);
     await click("input[name=sendEmail]");
+    await page.waitForFunction(() => (document.querySelector("input[name=sendEmail]") as HTMLInputElement | null)?.checked === false);
     await click("button::-p-text(Save email)");
     await seeText("Saved");
     expect((await backend.admin.getApp(state.appId)).settings.email).toMatchObject({ sendEmail: false });
