@@ -34,9 +34,11 @@ describe("developer: a tenant's sign-in methods", () => {
     expect((await t.request("DELETE", `${base}/passkeys/${passkey.id}`, { developer: dev })).status).toBe(204);
     expectError(await t.request("DELETE", `${base}/passkeys/${passkey.id}`, { developer: dev }), 404, "not_found");
     expect((await t.request("GET", `${base}/sign-in-methods`, { developer: dev })).body).toMatchObject({ totp: false, recoveryCodesLeft: 0, passkeys: [] });
-    // The trail names the developer who did each, beside the tenant's own security events.
+    // The trail names the developer who did each, on the action and on the security event it caused.
     const audit = (await t.request("GET", `/api/v1/admin/apps/${app.id}/audit?tenant=${tenant.id}&action=tenant.*`, { developer: dev })).body.entries as { action: string; actor: { type: string }; target: string | null }[];
     expect(audit.filter((e) => e.actor.type === "developer").map((e) => [e.action, e.target])).toEqual(expect.arrayContaining([["tenant.mfa_reset", null], ["tenant.passkey_removed", passkey.id]]));
+    const caused = audit.filter((e) => e.action === "tenant.mfa.disabled" || e.action === "tenant.passkey.removed");
+    expect(caused.map((e) => [e.action, e.actor.type]).sort()).toEqual([["tenant.mfa.disabled", "developer"], ["tenant.passkey.removed", "developer"]]);
     expect((await outboxFor(t, tenant.email)).map((m) => m.kind)).toEqual(expect.arrayContaining(["security:mfa.disabled", "security:passkey.removed"]));
   });
 });

@@ -1,5 +1,5 @@
 import type { Core } from "../core.ts";
-import { audit } from "../audit/audit.ts";
+import { audit, type AuditActor } from "../audit/audit.ts";
 import { asTenant } from "../audit/http.ts";
 import type { AppRow } from "../db/types.ts";
 import { mailerFor } from "../email/mailer.ts";
@@ -12,12 +12,20 @@ export type SecurityEventName = "passkey.added" | "passkey.removed" | "mfa.enabl
 /**
  * Tells the tenant (an email in its language, unless the app delivers its own email) and the
  * app (the `tenant.security` webhook event, `payload.type` naming what happened) that its
- * sign-in changed. Neither may fail the action: it already happened.
+ * sign-in changed, and records it in the audit trail as done by `actor` (the tenant, unless
+ * a developer acted). Neither message may fail the action: it already happened.
  */
-export async function securityEvent(core: Core, app: AppRow, tenantId: string, type: SecurityEventName, details: Record<string, unknown> = {}): Promise<void> {
+export async function securityEvent(
+  core: Core,
+  app: AppRow,
+  tenantId: string,
+  type: SecurityEventName,
+  details: Record<string, unknown> = {},
+  actor: AuditActor = asTenant(tenantId),
+): Promise<void> {
   const tenant = await core.db.tenants.findById(app.id, tenantId);
   if (!tenant) return;
-  await audit(core, { appId: app.id, action: `tenant.${type}`, tenantId, actor: asTenant(tenantId), details });
+  await audit(core, { appId: app.id, action: `tenant.${type}`, tenantId, actor, details });
   try {
     await enqueueEvent(core, { appId: app.id, event: "tenant.security", tenantId, email: tenant.email, payload: { type, ...details } });
   } catch (e) {

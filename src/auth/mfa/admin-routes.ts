@@ -3,7 +3,7 @@ import type { Core } from "../../core.ts";
 import type { Router } from "../../http/router.ts";
 import { requireDeveloper, requireOwnApp } from "../../http/guards.ts";
 import { toIso } from "../../clock.ts";
-import { auditRequest } from "../../audit/http.ts";
+import { auditRequest, developerActor } from "../../audit/http.ts";
 import { requireTenantRef } from "../tenant-ref.ts";
 import { mfaFactors } from "./factors.ts";
 import { disableTotp } from "./totp.ts";
@@ -43,8 +43,8 @@ export function registerMfaAdminRoutes(router: Router, core: Core): void {
 
   router.delete(`${base}/mfa`, async (event) => {
     const { app, tenant } = await tenantOf(event);
-    await disableTotp(core, app, tenant.id);
-    // The security event above names the tenant; this entry names the developer who did it.
+    // The security event (tenant.mfa.disabled) and this entry both name the developer who did it.
+    await disableTotp(core, app, tenant.id, developerActor(event));
     await auditRequest(core, event, { appId: app.id, action: "tenant.mfa_reset", tenantId: tenant.id });
     event.res.status = 204;
     return null;
@@ -53,7 +53,7 @@ export function registerMfaAdminRoutes(router: Router, core: Core): void {
   router.delete(`${base}/passkeys/:passkeyId`, async (event) => {
     const { app, tenant } = await tenantOf(event);
     const passkeyId = getRouterParam(event, "passkeyId") ?? "";
-    await removePasskey(core, app, tenant.id, passkeyId);
+    await removePasskey(core, app, tenant.id, passkeyId, developerActor(event));
     await auditRequest(core, event, { appId: app.id, action: "tenant.passkey_removed", tenantId: tenant.id, target: passkeyId });
     event.res.status = 204;
     return null;

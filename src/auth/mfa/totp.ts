@@ -1,3 +1,4 @@
+import type { AuditActor } from "../../audit/audit.ts";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createTOTPKeyURI, generateHOTP } from "@oslojs/otp";
 import { encodeBase32NoPadding } from "@oslojs/encoding";
@@ -76,7 +77,7 @@ export async function checkTotp(core: Core, app: AppRow, tenantId: string, code:
 }
 
 /** Turns TOTP off and drops the recovery codes (the route checks the step-up first). */
-export async function disableTotp(core: Core, app: AppRow, tenantId: string): Promise<void> {
+export async function disableTotp(core: Core, app: AppRow, tenantId: string, actor?: AuditActor): Promise<void> {
   if (!(await core.db.mfa.disableTotp(app.id, tenantId))) throw fail("not_found", "Two-factor authentication is not on for this account.");
-  await securityEvent(core, app, tenantId, "mfa.disabled", { method: "totp" });
+  await securityEvent(core, app, tenantId, "mfa.disabled", { method: "totp" }, actor);
 }

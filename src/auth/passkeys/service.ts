@@ -1,3 +1,4 @@
+import type { AuditActor } from "../../audit/audit.ts";
 import * as v from "valibot";
 import { generateAuthenticationOptions, generateRegistrationOptions, verifyRegistrationResponse, type RegistrationResponseJSON } from "@simplewebauthn/server";
 import type { Core } from "../../core.ts";
@@ -106,10 +107,10 @@ export async function renamePasskey(core: Core, app: AppRow, tenantId: string, i
   return (await core.db.mfa.passkeys(app.id, tenantId)).find((p) => p.id === id)!;
 }
 
-export async function removePasskey(core: Core, app: AppRow, tenantId: string, id: string): Promise<void> {
+export async function removePasskey(core: Core, app: AppRow, tenantId: string, id: string, actor?: AuditActor): Promise<void> {
   const passkey = (await core.db.mfa.passkeys(app.id, tenantId)).find((p) => p.id === id);
   if (!passkey || !(await core.db.mfa.removePasskey(app.id, tenantId, id))) throw fail("not_found", "No such passkey on this account.");
-  await securityEvent(core, app, tenantId, "passkey.removed", { passkeyId: id, name: passkey.name });
+  await securityEvent(core, app, tenantId, "passkey.removed", { passkeyId: id, name: passkey.name }, actor);
 }
 
 const decoys = new WeakMap<Core, ReturnType<typeof hmacSha256>>();
