@@ -174,7 +174,6 @@ async function history(db: PortedRepositories): Promise<unknown[]> {
   await log("files.tenantBlobs", db.files.tenantBlobs("app1", "t1"));
   await log("files.appBlobs", db.files.appBlobs("app1", "f1", 10));
   await log("stats", db.stats.appUsage("app1", T0));
-  await log("stats.tenantRecords", db.stats.tenantRecords("app1", "t1"));
   await log("sessions.beginTenantDeletion", db.sessions.beginTenantDeletion("app1", "t3", T0 + 60));
   await log("sessions.state deleting", db.sessions.state("s3"));
   await log("files.insert tenant deleting", db.files.insert({ ...file("f6", 1), tenantId: "t3" }, null));

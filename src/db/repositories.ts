@@ -167,8 +167,6 @@ export interface SessionsRepository {
 
 export interface StatsRepository {
   appUsage(appId: string, monthStart: number): Promise<AppUsage>;
-  /** Records one tenant stores, across collections (the records quota). */
-  tenantRecords(appId: string, tenantId: string): Promise<number>;
 }
 
 export interface OAuthRepository {

@@ -55,10 +55,5 @@ export function createPgStatsRepo(sql: PgSql): StatsRepository {
                (SELECT COUNT(*) FROM webhook_deliveries WHERE app_id = ${appId} AND created_at >= ${monthStart}) AS deliveries`;
       return { appId, tenants: r!.tenants, records: r!.records, fileBytes: r!.fileBytes, webhookDeliveriesThisMonth: r!.deliveries };
     },
-    async tenantRecords(appId, tenantId) {
-      // Kept by triggers (migrations 5 and 7): a few counters per collection, not the records.
-      const [r] = await sql<{ n: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n FROM record_scopes WHERE tenant_id = ${tenantId} AND app_id = ${appId}`;
-      return r!.n;
-    },
   };
 }

@@ -1,10 +1,8 @@
 import type { SqliteDb } from "./connection.ts";
 import type { AppUsage } from "../types.ts";
-import { recordCounts } from "./record-counts.ts";
 
 /** Counts for the developer usage endpoint, one app at a time. */
 export function createStatsRepo(db: SqliteDb) {
-  const counts = recordCounts(db);
   const q = {
     tenants: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM tenants WHERE app_id = ?"),
     records: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM records WHERE app_id = ?"),
@@ -12,10 +10,6 @@ export function createStatsRepo(db: SqliteDb) {
     deliveries: db.prepare<[string, number], { n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ? AND created_at >= ?"),
   };
   return {
-    /** Records one tenant stores, across collections (the records quota): kept in memory, see record-counts.ts. */
-    async tenantRecords(appId: string, tenantId: string): Promise<number> {
-      return counts.get(appId, tenantId);
-    },
     async appUsage(appId: string, monthStart: number): Promise<AppUsage> {
       return {
         appId,
