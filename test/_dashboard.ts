@@ -9,6 +9,12 @@ import { afterThisTest, serveHttp, startBackend, toReply, buildRequest, type Req
 export const DESKTOP = { width: 1440, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 export const DEV = { email: "dev@example.com", password: "developer password" };
+/**
+ * How long a page may take to show what a step waits for. CI runs both projects' browser
+ * files beside the tarball install and the robustness sweep on 2 cores, where a page that
+ * answers in 300 ms alone has taken over 10 s.
+ */
+export const PAGE_WAIT = 25_000;
 
 let launched: Promise<{ browser: Browser; close(): Promise<void> }> | undefined;
 afterAll(async () => {
@@ -21,7 +27,7 @@ afterAll(async () => {
 export function pageHelpers(page: Page, errors: string[]) {
   const seeText = async (text: string) => {
     try {
-      await page.waitForFunction((t) => document.body.innerText.includes(t), { timeout: 10_000 }, text);
+      await page.waitForFunction((t) => document.body.innerText.includes(t), { timeout: PAGE_WAIT }, text);
     } catch (e) {
       const body = await page.evaluate(() => document.body.innerText).catch(() => "(no page)");
       throw new Error(`"${text}" did not appear. Page errors: ${errors.join(" | ") || "none"}. Page text: ${body.slice(0, 800)}`, { cause: e });
@@ -91,7 +97,7 @@ export async function openDashboard(config: TenantBackendConfig = {}, viewport =
     call,
     async go(hash: string) {
       await page.goto(`${url}/_/#${hash}`);
-      await page.waitForFunction(() => !document.querySelector(".loading"), { timeout: 10_000 });
+      await page.waitForFunction(() => !document.querySelector(".loading"), { timeout: PAGE_WAIT });
     },
   };
 }

@@ -14,6 +14,7 @@ import { attachJsonClientErrors } from "../src/http/node-errors.ts";
 import { computeSignature } from "../src/webhooks/sign.ts";
 import { TEST_ARGON2, buildRequest, testClock, toReply } from "./_helpers.ts";
 import { launchBrowser } from "./_browser.ts";
+import { PAGE_WAIT } from "./_dashboard.ts";
 import { BOUNDARY, multipart } from "./files-helpers.ts";
 import { mailerFor } from "../src/email/mailer.ts";
 
@@ -57,7 +58,7 @@ async function shot(name: string) {
 
 async function seeText(text: string, p: Page = page) {
   try {
-    await p.waitForFunction((t) => document.body.innerText.includes(t), { timeout: 10_000 }, text);
+    await p.waitForFunction((t) => document.body.innerText.includes(t), { timeout: PAGE_WAIT }, text);
   } catch (e) {
     const body = await p.evaluate(() => document.body.innerText).catch(() => "(no page)");
     throw new Error(`"${text}" did not appear. Page errors: ${pageErrors.join(" | ") || "none"}. Page text: ${body.slice(0, 600)}`, { cause: e });
@@ -71,11 +72,11 @@ async function fill(selector: string, value: string, p: Page = page) {
 async function confirmDialog(typed?: string) {
   if (typed) await fill("dialog input[name=confirm]", typed);
   await click("dialog button[type=submit]");
-  await page.waitForFunction(() => !document.querySelector("dialog[open]"), { timeout: 10_000 });
+  await page.waitForFunction(() => !document.querySelector("dialog[open]"), { timeout: PAGE_WAIT });
 }
 const go = async (hash: string) => {
   await page.goto(`${dash}#${hash}`);
-  await page.waitForFunction(() => !document.querySelector(".loading"), { timeout: 10_000 });
+  await page.waitForFunction(() => !document.querySelector(".loading"), { timeout: PAGE_WAIT });
 };
 
 const verifies = (d: Delivery, secret: string) => {
@@ -166,9 +167,13 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
 
   it("creates an app and shows its keys", async () => {
     await fill("input[name=name]", "Shop");
+    expect(await page.$eval("input[name=name]", (e) => (e as HTMLInputElement).value)).toBe("Shop");
     await click("button::-p-text(Create app)");
+    // The new app's overview opens: its id is in the address.
+    await page.waitForFunction(() => /^#\/apps\/[^/?]+/.test(location.hash), { timeout: PAGE_WAIT });
     await seeText("Publishable key");
-    const app = (await backend.admin.listApps()).find((a) => a.name === "Shop")!;
+    const app = await backend.admin.getApp(decodeURIComponent((await page.evaluate(() => location.hash)).split(/[/?]/)[2]!));
+    expect(app.name).toBe("Shop");
     state.appId = app.id;
     state.key = app.publishableKey;
     // The heading can render a moment before the key itself on a loaded machine.
@@ -220,7 +225,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await shot("tenants");
     await fill("input[name=email]", "zoe.target");
     await click("form[role=search] button[type=submit]");
-    await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1, { timeout: PAGE_WAIT });
     await click("a::-p-text(zoe.target@example.org)");
     await seeText("Subscription and entitlements");
     expect(await page.$eval("h1", (e) => e.textContent)).toBe("zoe.target@example.org");
@@ -257,7 +262,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     const me = await call("GET", "/api/v1/billing/entitlements", { bearer: { accessToken: state.target.accessToken, appId: state.appId } });
     expect(me.body).toMatchObject({ entitlements: { pro: true, projects: 10 } });
     // The image preview loads through the dashboard under its CSP.
-    await page.waitForFunction(() => (document.querySelector(".files img") as HTMLImageElement | null)?.naturalWidth === 1, { timeout: 10_000 });
+    await page.waitForFunction(() => (document.querySelector(".files img") as HTMLImageElement | null)?.naturalWidth === 1, { timeout: PAGE_WAIT });
     await shot("tenant");
   });
 
@@ -337,14 +342,14 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     expect(deleted[0]!.body).toMatchObject({ tenantId: state.target.id, email: "zoe.target@example.org", payload: { reason: "admin_delete" } });
     await go(`/apps/${state.appId}/webhooks`);
     await page.select("select[name=status]", "delivered");
-    await page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr").length >= 2, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr").length >= 2, { timeout: PAGE_WAIT });
     const events = await page.$$eval("[data-testid=deliveries] tbody tr td:first-child code", (els) => els.map((e) => e.textContent));
     expect(events.filter((e) => e === "tenant.deleted")).toHaveLength(1);
     // Open that delivery: the body shown is the one the receiver got, formatted for reading.
     const detailButtons = await page.$$("[data-testid=deliveries] tbody tr button");
     await detailButtons[events.indexOf("tenant.deleted")]!.click();
     await seeText("Delivery id");
-    const shown = await page.waitForSelector("[data-testid=delivery-body]", { timeout: 10_000 });
+    const shown = await page.waitForSelector("[data-testid=delivery-body]", { timeout: PAGE_WAIT });
     const text = await shown!.evaluate((el) => el.textContent ?? "");
     expect(text).toBe(JSON.stringify(JSON.parse(deleted[0]!.raw.toString("utf8")), null, 2));
     expect(await page.evaluate(() => document.body.innerText)).not.toContain("Not stored");

@@ -3,7 +3,7 @@
 import type { HTTPRequest } from "puppeteer-core";
 import { describe, expect, it } from "vitest";
 import { mailerFor } from "../src/email/mailer.ts";
-import { openDashboard, PHONE, type Dashboard } from "./_dashboard.ts";
+import { openDashboard, PAGE_WAIT, PHONE, type Dashboard } from "./_dashboard.ts";
 import { signupTenant } from "./_helpers.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
 
@@ -176,7 +176,7 @@ describe("dashboard minor fixes (issue 45)", { timeout: 90_000 }, () => {
     await d.seeText("Publishable key");
     expect(await repeatedButtonNames(d)).toEqual([]);
     await d.go(`/apps/${d.t.app.id}/webhooks`);
-    await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr").length === 3, { timeout: 10_000 });
+    await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr").length === 3, { timeout: PAGE_WAIT });
     expect(await repeatedButtonNames(d)).toEqual([]);
     await d.go(`/apps/${d.t.app.id}/settings`);
     await d.seeText("Social login");

@@ -3,7 +3,7 @@
 // the API reference served locally, and the Logs page.
 import { describe, expect, it, vi } from "vitest";
 import { mailerFor } from "../src/email/mailer.ts";
-import { openDashboard, type Dashboard } from "./_dashboard.ts";
+import { openDashboard, PAGE_WAIT, type Dashboard } from "./_dashboard.ts";
 import { signupTenant } from "./_helpers.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
 
@@ -124,13 +124,13 @@ describe("dashboard tools (issue 45)", { timeout: 90_000 }, () => {
     await vi.waitFor(() => expect(receiver.received).toHaveLength(2));
     const [first, again] = receiver.received.map((r) => JSON.parse(r.raw.toString()));
     expect(again).toMatchObject({ event: "webhook.test", payload: first.payload });
-    await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr:not(.details)").length === 2, { timeout: 10_000 });
+    await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr:not(.details)").length === 2, { timeout: PAGE_WAIT });
     // Filtered by event on the server, the filter kept in the URL.
     await d.page.select("select[name=event]", "tenant.deleted");
     await d.seeText("No deliveries match these filters");
     expect(await d.page.evaluate(() => location.hash)).toContain("event=tenant.deleted");
     await d.page.select("select[name=event]", "webhook.test");
-    await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr:not(.details)").length === 2, { timeout: 10_000 });
+    await d.page.waitForFunction(() => document.querySelectorAll("[data-testid=deliveries] tbody tr:not(.details)").length === 2, { timeout: PAGE_WAIT });
   });
 
   it("email: every template in en, es and nl with the app's name and links, and a test send", async () => {
