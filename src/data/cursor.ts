@@ -5,7 +5,7 @@ import { hmacSha256 } from "../crypto/hmac.ts";
 import { constantTimeEqual } from "../crypto/random.ts";
 import { valueAtPath } from "../db/shared.ts";
 import type { RecordRow } from "../db/types.ts";
-import { keyTargets, type Condition, type Json, type KeyTerm, type SortKey } from "./query.ts";
+import { isRanked, keyTargets, type Condition, type Json, type KeyTerm, type SortKey } from "./query.ts";
 
 /**
  * List cursors (`after=`): where the next page starts, as the last record's place in the
@@ -15,6 +15,12 @@ import { keyTargets, type Condition, type Json, type KeyTerm, type SortKey } fro
  * app and tenant: one from another tenant, or altered, is refused. It names the query it
  * continues (collection, parsed filter and sort), so one sent with another query is refused
  * with a message saying so rather than answering a page of something else.
+ *
+ * A ranked list's (`$rank`) cursor holds only its position: a match's score is computed per
+ * request, and on SQLite it moves with the words of every other record in the database (bm25
+ * weighs words by how rare they are and documents by the average length), so no value of it
+ * marks a place that later pages would still agree on. Such a page reads from its offset, as
+ * offset paging does; scoring every match is the cost of any ranked page, deep or not.
  */
 
 const macs = new WeakMap<Core, ReturnType<typeof hmacSha256>>();
@@ -32,7 +38,7 @@ export const MAX_CURSOR_CHARS = 8192;
 interface Payload {
   /** the query's fingerprint */
   q: string;
-  /** the last record's value per key term */
+  /** the last record's value per key term; none for a ranked list */
   v: Json[];
   /** how many records came before the next page (the page's `offset` as reported) */
   a: number;
@@ -47,8 +53,8 @@ const signed = (core: Core, appId: string, tenantId: string, body: string) => ma
 
 /** The cursor of the page after `last`; `at` records precede that page. */
 export function encodeCursor(core: Core, appId: string, tenantId: string, query: string, sort: readonly SortKey[], last: RecordRow, at: number): string {
-  const data = JSON.parse(last.data) as unknown;
-  const values = keyTargets(sort).map(({ target }): Json => {
+  const data = isRanked(sort) ? undefined : (JSON.parse(last.data) as unknown);
+  const values = (data === undefined ? [] : keyTargets(sort)).map(({ target }): Json => {
     if (target.kind === "seq") return last.seq;
     if (target.kind === "field") return valueAtPath(data, target.path) ?? null;
     return target.column === "id" ? last.id : target.column === "created_at" ? last.createdAt : last.updatedAt;
@@ -60,7 +66,7 @@ export function encodeCursor(core: Core, appId: string, tenantId: string, query:
 const notOurs = () =>
   fail("invalid_cursor", "after is not a cursor this server issued for you: send the `next` value of the previous page unchanged, or leave after out to start from the first page.");
 
-/** The start of the page a cursor points at; 400 invalid_cursor when it is not one for this query. */
+/** The start of the page a cursor points at (`terms` empty for a ranked list: it starts at `at`); 400 invalid_cursor when it is not one for this query. */
 export function decodeCursor(core: Core, appId: string, tenantId: string, query: string, sort: readonly SortKey[], cursor: string): { terms: KeyTerm[]; at: number } {
   const dot = cursor.indexOf(".");
   if (cursor.length > MAX_CURSOR_CHARS || dot < 0) throw notOurs();
@@ -73,7 +79,7 @@ export function decodeCursor(core: Core, appId: string, tenantId: string, query:
       "This cursor belongs to another list: the collection, filter or sort differ from the query whose page gave it. Send the same filter and sort with after (only limit may change), or leave after out to start again.",
     );
   }
-  const targets = keyTargets(sort);
+  const targets = isRanked(sort) ? [] : keyTargets(sort);
   const terms = targets.map(({ target, dir }, i) => ({ target, dir, value: payload.v[i] ?? null }) as KeyTerm);
   return { terms, at: payload.a };
 }

@@ -65,10 +65,16 @@ function parseText(spec: Json): TextCondition {
   return { target: { kind: "text" }, op: "$text", value: { search, fields: fields as string[] } };
 }
 
+/** What a list sorts by: a filter's targets, or `$rank`, how well a record matches the filter's `$text` (1 ascending: worst first). */
+export type SortTarget = Target | { kind: "rank" };
+
 export interface SortKey {
-  target: Target;
+  target: SortTarget;
   dir: 1 | -1;
 }
+
+/** Whether a list is ranked: its order then holds a computed score, so its cursors are positions (cursor.ts). */
+export const isRanked = (sort: readonly SortKey[]) => sort.some((k) => k.target.kind === "rank");
 
 const invalid = (message: string) => fail("invalid_filter", `Invalid filter: ${message}`);
 const invalidSort = (message: string) => fail("invalid_sort", `Invalid sort: ${message}`);
@@ -165,8 +171,15 @@ export function parseSort(raw: string | undefined): SortKey[] {
   if (entries.length > FILTER_LIMITS.maxSortKeys) throw invalidSort(`at most ${FILTER_LIMITS.maxSortKeys} sort keys.`);
   return entries.map(([key, dir]) => {
     if (dir !== 1 && dir !== -1) throw invalidSort(`"${key}" must be 1 (ascending) or -1 (descending).`);
-    return { target: parseTarget(key, invalidSort), dir };
+    return { target: key === "$rank" ? { kind: "rank" } : parseTarget(key, invalidSort), dir };
   });
+}
+
+/** `$rank` sorts by a `$text`'s match: without one in the filter there is nothing to rank. */
+function checkRank(conditions: Condition[], sort: SortKey[]): void {
+  if (isRanked(sort) && !conditions.some((c) => c.op === "$text")) {
+    throw invalidSort('$rank orders records by how well they match the filter\'s $text search, and this filter has none: add one, e.g. filter={"$text":{"$search":"red shoes"}}&sort={"$rank":-1}.');
+  }
 }
 
 /**
@@ -185,6 +198,11 @@ export function indexableFields(conditions: Condition[], sort: SortKey[]): strin
 export interface ParsedList {
   conditions: Condition[];
   sort: SortKey[];
+}
+
+function checked(conditions: Condition[], sort: SortKey[]): ParsedList {
+  checkRank(conditions, sort);
+  return { conditions, sort };
 }
 
 /** Distinct (filter, sort) texts remembered; past it the least recently used go. */
@@ -213,7 +231,7 @@ export function parseList(filter: string | undefined, sort: string | undefined):
   const known = parsedLists.get(f);
   const hit = known?.get(s);
   // Parsed before anything is stored: a text that throws leaves no entry behind.
-  const parsed = hit ?? deepFreeze({ conditions: parseFilter(filter), sort: parseSort(sort) });
+  const parsed = hit ?? deepFreeze(checked(parseFilter(filter), parseSort(sort)));
   const bySort = known ?? new Map<string, ParsedList>();
   parsedLists.delete(f);
   parsedLists.set(f, bySort);
@@ -238,7 +256,10 @@ export type KeyTerm = { target: Target; dir: 1 | -1; value: Json } | { target: {
 
 /** The targets of a list's total order, in order (see KeyTerm). */
 export function keyTargets(sort: readonly SortKey[]): { target: Target | { kind: "seq" }; dir: 1 | -1 }[] {
-  const terms: { target: Target | { kind: "seq" }; dir: 1 | -1 }[] = sort.map((k) => ({ target: k.target, dir: k.dir }));
+  const terms: { target: Target | { kind: "seq" }; dir: 1 | -1 }[] = sort.map(({ target, dir }) => {
+    if (target.kind === "rank") throw new Error("keyTargets: a ranked list's cursors are positions");
+    return { target, dir };
+  });
   const last = sort.at(-1)?.dir ?? -1;
   const sortsBy = (column: MetaColumn) => sort.some((k) => k.target.kind === "meta" && k.target.column === column);
   if (sortsBy("id")) return terms;

@@ -275,7 +275,9 @@ export function listRecordRows(core: Core, auth: TenantAuth, collection: string,
   const query = () => queryFingerprint(collection, conditions, sort);
   const start = request.after === undefined ? undefined : decodeCursor(core, auth.app.id, auth.tenantId, query(), sort, request.after);
   const offset = start ? start.at : request.offset;
-  const page = { limit, offset: start ? 0 : offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes, after: start?.terms };
+  // A ranked list's cursor is a position (cursor.ts): its page reads from the offset.
+  const after = start && start.terms.length > 0 ? start.terms : undefined;
+  const page = { limit, offset: after ? 0 : offset, maxBytes: RECORD_LIMITS.maxPageBytes, maxRecordBytes: RECORD_LIMITS.maxDataBytes, after };
   return andThen(core.db.records.list(scope, conditions, sort, page, core.clock()), ({ records, total }) => {
     const rows: ListRows = { rows: records, total, limit, offset };
     // A full page may have a successor even when the count says otherwise (records written

@@ -7,6 +7,10 @@ import { FIELD_PATH } from "../apps/settings.ts";
  * split at every character that is not a letter or a digit. The collection's language
  * decides which common words are left out of documents and searches alike; words are not
  * stemmed ("runs" does not find "run"; "run*" does).
+ *
+ * A document's words are kept in order with their repeats: a ranked search (`$rank`) scores
+ * a record by how often the words sought occur in it and how long it is, which both engines
+ * read from the index (FTS5's bm25 its tokens, PostgreSQL's ts_rank_cd the positions).
  */
 
 export const SEARCH_LANGUAGES = ["simple", "en", "es", "nl"] as const;
@@ -32,7 +36,7 @@ export function words(text: string, language: SearchLanguage): string[] {
   return out;
 }
 
-/** What a record's data gives the index: every word of its strings, and each field's words. */
+/** What a record's data gives the index: every word of its strings in order, repeats kept, and each field's words. */
 export interface SearchDocument {
   words: string[];
   /** field path → its words joined by spaces (for searches naming fields) */
@@ -45,13 +49,13 @@ export interface SearchDocument {
  * name no fields.
  */
 export function searchDocument(data: unknown, language: SearchLanguage): SearchDocument {
-  const all = new Set<string>();
+  const all: string[] = [];
   const fields: Record<string, string[]> = {};
   // `path`: undefined at the top, null below a key no filter could name.
   const walk = (value: unknown, path: string | null | undefined) => {
     if (typeof value === "string") {
       const ws = words(value, language);
-      for (const w of ws) all.add(w);
+      all.push(...ws);
       if (path && ws.length > 0) (fields[path] ??= []).push(...ws);
     } else if (Array.isArray(value)) {
       for (const v of value) walk(v, path);
@@ -63,7 +67,7 @@ export function searchDocument(data: unknown, language: SearchLanguage): SearchD
     }
   };
   walk(data, undefined);
-  return { words: [...all], fields: Object.fromEntries(Object.entries(fields).map(([k, ws]) => [k, ws.join(" ")])) };
+  return { words: all, fields: Object.fromEntries(Object.entries(fields).map(([k, ws]) => [k, ws.join(" ")])) };
 }
 
 /** One word of a search: matched whole, or as a prefix (`word*`). */
@@ -85,4 +89,25 @@ export function searchTerms(search: string, language: SearchLanguage): SearchTer
     });
   }
   return [...terms.values()];
+}
+
+/** PostgreSQL keeps positions up to this one (larger ones become it) and this many per word. */
+const MAX_POSITION = 16383;
+const MAX_POSITIONS = 256;
+
+/**
+ * A document's words as a tsvector literal, each word with its positions (1, 2, …), parsed by
+ * PostgreSQL as written (no dictionary): `'red':1,3 'shoes':2`. Words are letters and digits
+ * only, so none needs escaping. Past PostgreSQL's own limits (a position past 16383, more than
+ * 256 of one word) positions are dropped, so ranks of documents that long count fewer words.
+ */
+export function tsvectorLiteral(words: readonly string[]): string {
+  const positions = new Map<string, number[]>();
+  words.forEach((word, i) => {
+    const at = positions.get(word) ?? [];
+    if (at.length === 0) positions.set(word, at);
+    const position = Math.min(i + 1, MAX_POSITION);
+    if (at.length < MAX_POSITIONS && at.at(-1) !== position) at.push(position);
+  });
+  return [...positions].map(([word, at]) => `'${word}':${at.join(",")}`).join(" ");
 }

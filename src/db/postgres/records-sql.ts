@@ -166,13 +166,29 @@ export function whereSql(scope: RecordScope, conditions: Condition[], p: Params 
  * are, return the matches already in creation order (no sort of every match for one page).
  */
 export function pinnedField(scope: RecordScope, conditions: Condition[], sort: SortKey[]): string | undefined {
-  if (sort.some((k) => k.target.kind === "field" || k.target.column !== "created_at")) return undefined;
+  if (sort.some((k) => k.target.kind !== "meta" || k.target.column !== "created_at")) return undefined;
   for (const c of conditions) if (c.op === "$eq" && c.target.kind === "field" && scope.indexed.has(c.target.path)) return c.target.path;
   return undefined;
 }
 
-/** ORDER BY with the tie-breaks SQLite uses: creation time, then `seq`, in the last key's direction. */
-export function orderSql(sort: SortKey[], pinned?: string): string {
+/**
+ * A ranked list's score of each record (`records.seq` of the query it is written in): the
+ * cover density of the words sought (ts_rank_cd over the positions record_search keeps),
+ * divided by 1 + the logarithm of the record's length in words (normalization 1). Like
+ * SQLite's bm25, it grows with how often the words occur and shrinks with the record's
+ * length, and reads nothing but the record's own words; unlike bm25 it weighs every word the
+ * same and favours words close together, so the engines agree on which of two records ranks
+ * higher when one has every word sought at least as often and is no longer (docs/data.md).
+ */
+export function rankSql(scope: RecordScope, conditions: readonly Condition[], p: { add(v: unknown, cast: string): string }): string {
+  const text = conditions.find((c): c is TextCondition => c.op === "$text");
+  if (!text) throw new Error("postgres records: a ranked list without $text");
+  const query = p.add(tsQuery(searchTerms(text.value.search, scope.search ?? "simple")), "tsquery");
+  return `(SELECT ts_rank_cd(s.tsv, ${query}, 1) FROM record_search s WHERE s.seq = records.seq)`;
+}
+
+/** ORDER BY with the tie-breaks SQLite uses: creation time, then `seq`, in the last key's direction. `rank`: rankSql's expression, for a ranked list. */
+export function orderSql(sort: SortKey[], pinned?: string, rank?: string): string {
   const terms: string[] = [];
   if (pinned !== undefined) {
     const dir = sort.at(-1)?.dir === 1 ? "ASC" : "DESC";
@@ -180,6 +196,11 @@ export function orderSql(sort: SortKey[], pinned?: string): string {
   }
   for (const key of sort) {
     const dir = key.dir === 1 ? "ASC" : "DESC";
+    if (key.target.kind === "rank") {
+      if (rank === undefined) throw new Error("postgres records: a ranked order without its rank expression");
+      terms.push(`${rank} ${dir}`);
+      continue;
+    }
     if (key.target.kind === "meta") {
       terms.push(`${key.target.column === "id" ? `id COLLATE "C"` : key.target.column} ${dir}`);
       continue;

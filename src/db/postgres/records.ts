@@ -2,10 +2,10 @@ import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
 import type { BatchOutcome, BatchWrite, KeptReply, RecordRow, RecordScope } from "../types.ts";
 import { incrementUsageIn } from "./billing.ts";
-import { searchDocument } from "../../data/text.ts";
+import { searchDocument, tsvectorLiteral } from "../../data/text.ts";
 
-import type { Condition, Json, SortKey } from "../../data/query.ts";
-import { afterSql, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
+import { isRanked, type Condition, type Json, type SortKey } from "../../data/query.ts";
+import { afterSql, orderSql, Params, pinnedField, rankSql, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
@@ -112,7 +112,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     if (language === undefined) return;
     const doc = searchDocument(data, language);
     await tx`INSERT INTO record_search (seq, app_id, collection, lang, tsv, fields)
-      VALUES (${seq}, ${scope.appId}, ${scope.collection}, ${language}, array_to_tsvector(${doc.words}::text[]), ${JSON.stringify(doc.fields)}::text::jsonb)
+      VALUES (${seq}, ${scope.appId}, ${scope.collection}, ${language}, ${tsvectorLiteral(doc.words)}::tsvector, ${JSON.stringify(doc.fields)}::text::jsonb)
       ON CONFLICT (seq) DO UPDATE SET lang = excluded.lang, tsv = excluded.tsv, fields = excluded.fields`;
   }
 
@@ -221,7 +221,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
-      const order = orderSql(sort, pinnedField(scope, conditions, sort));
+      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, { add: p }) : undefined);
       const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
          SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
@@ -351,12 +351,14 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     autoIndexes: (appId) => autos.list(appId),
     autoIndexesSettled: () => autos.settled(),
     async explainList(scope, conditions, sort) {
-      const w = whereSql(scope, conditions, new Params());
-      const n = w.params.length;
+      const numbered = new Params();
+      const w = whereSql(scope, conditions, numbered);
+      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, numbered) : undefined);
+      const n = numbered.values.length;
       const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(
         sql,
-        `EXPLAIN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${orderSql(sort, pinnedField(scope, conditions, sort))} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`,
-        [...w.params, 50, 0],
+        `EXPLAIN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${order} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`,
+        [...numbered.values, 50, 0],
       );
       return rows.map((r) => String(Object.values(r)[0]));
     },

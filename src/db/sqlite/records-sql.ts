@@ -1,5 +1,5 @@
 import { FIELD_PATH } from "../../apps/settings.ts";
-import type { Condition, Json, KeyTerm, Operator, SortKey, Target, TextCondition } from "../../data/query.ts";
+import { isRanked, type Condition, type Json, type KeyTerm, type Operator, type SortKey, type Target, type TextCondition } from "../../data/query.ts";
 import { searchTerms, type SearchTerm } from "../../data/text.ts";
 import type { RecordScope } from "../types.ts";
 
@@ -152,8 +152,15 @@ function scopeWhere(scope: RecordScope, driver: Driver | undefined): Fragment {
   return { sql: `e.ix = ${driver.ix} AND e.rec_tenant = ? AND r.seq = e.rec_seq AND r.tenant_id = e.rec_tenant AND r.app_id = CAST(? AS TEXT) AND r.collection = CAST(? AS TEXT)`, params };
 }
 
-/** What a list reads: the records, or a driving index's entries and then their records (entries first, CROSS JOIN keeps that order). */
-export const fromSql = (driver: Driver | undefined) => (driver ? "record_field_entries AS e CROSS JOIN records AS r" : "records");
+/**
+ * What a list reads: the records, or a driving index's entries and then their records
+ * (entries first, CROSS JOIN keeps that order). A ranked page (`ranked`) reads the full-text
+ * index's matches and then their records: bm25() scores the rows of the FTS5 query that found
+ * them, once per query (it counts each word's matches first), so that query must be the
+ * page's own outer loop; as a subquery or an inner loop it would count again for every row.
+ */
+export const fromSql = (driver: Driver | undefined, ranked = false) =>
+  ranked ? "records_fts CROSS JOIN records" : driver ? "record_field_entries AS e CROSS JOIN records AS r" : "records";
 
 /**
  * With a `$text` and no driving index, the scope's columns are written `+column`, which no
@@ -167,11 +174,17 @@ const unindexed = (f: Fragment): Fragment => ({ sql: f.sql.replace(/\b(tenant_id
 /** A record's own column in a list's SQL: `r.` when a driving index's entries are joined (`e`). */
 const column = (name: string, driver: Driver | undefined) => (driver ? `r.${name}` : name);
 
-export function whereSql(scope: RecordScope, conditions: Condition[], driver?: Driver): Fragment {
+/** The scope of a ranked page (fromSql): records_fts has app_id and collection columns too. */
+const RANKED_SCOPE = "+records.tenant_id = ? AND +records.app_id = CAST(? AS TEXT) AND +records.collection = CAST(? AS TEXT)";
+
+/** `ranked`: the WHERE of a ranked page (fromSql), which has no driving index. */
+export function whereSql(scope: RecordScope, conditions: Condition[], driver?: Driver, ranked = false): Fragment {
   const scoped = scopeWhere(scope, driver);
-  const parts = [!driver && conditions.some((c) => c.op === "$text") ? unindexed(scoped) : scoped];
+  const parts = [
+    ranked ? { sql: RANKED_SCOPE, params: scoped.params } : !driver && conditions.some((c) => c.op === "$text") ? unindexed(scoped) : scoped,
+  ];
   for (const c of conditions) {
-    if (c.op === "$text") parts.push(textCondition(c, scope, driver));
+    if (c.op === "$text") parts.push(textCondition(c, scope, driver, ranked));
     else parts.push(c.target.kind === "meta" ? metaCondition(c.target.column, c.op, c.value) : fieldCondition(c.target.path, c.op, c.value, driver));
   }
   return join(parts, " AND ");
@@ -209,6 +222,8 @@ function rankPinned(conditions: Condition[], path: string): boolean {
 function sortTerms(key: SortKey, conditions: Condition[], driver: Driver | undefined, walk: boolean): Fragment[] {
   const dir = key.dir === 1 ? "ASC" : "DESC";
   const target = key.target;
+  // bm25() is lower for a better match: -1 (best first) is ascending.
+  if (target.kind === "rank") return [{ sql: `bm25(records_fts) ${key.dir === 1 ? "DESC" : "ASC"}`, params: [] }];
   if (target.kind === "meta") return [{ sql: `${walk && target.column === "created_at" ? "e.rec_created" : target.column} ${dir}`, params: [] }];
   const { rank, value } = fieldExprs(target.path, driver);
   const valueTerm = { sql: `${value.sql} ${dir}`, params: value.params };
@@ -223,7 +238,8 @@ const INDEXABLE = new Set<Condition["op"]>(["$eq", "$in", "$gt", "$gte", "$lt", 
  * of a one-key sort, whose index yields the order.
  */
 export function chooseDriver(ready: ReadonlyMap<string, number>, conditions: Condition[], sort: SortKey[]): Driver | undefined {
-  if (ready.size === 0) return undefined;
+  // A ranked page reads the full-text index's matches first (fromSql).
+  if (ready.size === 0 || isRanked(sort)) return undefined;
   for (const c of conditions) if (c.target.kind === "field" && INDEXABLE.has(c.op) && ready.has(c.target.path)) return { ix: ready.get(c.target.path)!, path: c.target.path };
   // With a $text, the full-text index's matches lead rather than an index walked for its order.
   const key = sort.length === 1 && !conditions.some((c) => c.op === "$text") ? sort[0]!.target : undefined;
@@ -238,6 +254,7 @@ export function chooseDriver(ready: ReadonlyMap<string, number>, conditions: Con
 function walkable(driver: Driver, conditions: Condition[], sort: SortKey[]): boolean {
   if (sort.length !== 1) return false;
   const key = sort[0]!.target;
+  if (key.kind === "rank") return false;
   if (key.kind === "field") return key.path === driver.path;
   return key.column === "created_at" && conditions.some((c) => c.target.kind === "field" && c.target.path === driver.path && c.op === "$eq" && c.value !== null);
 }
@@ -312,9 +329,10 @@ export const fieldWordPattern = (t: SearchTerm) => `% ${t.word}${t.prefix ? "" :
 
 /**
  * `$text`: the records whose words (records_fts, rowid = seq) hold every term; with
- * `fields`, each term must also be among the words of one of those fields.
+ * `fields`, each term must also be among the words of one of those fields. On a ranked page
+ * the full-text index's rows are the page's own (fromSql), joined to their records.
  */
-function textCondition(c: TextCondition, scope: RecordScope, driver: Driver | undefined): Fragment {
+function textCondition(c: TextCondition, scope: RecordScope, driver: Driver | undefined, ranked: boolean): Fragment {
   const terms = searchTerms(c.value.search, scope.search ?? "simple");
   const parts: Fragment[] = [{ sql: "records_fts MATCH ?", params: [ftsQuery(terms)] }];
   if (c.value.fields.length > 0) {
@@ -327,5 +345,6 @@ function textCondition(c: TextCondition, scope: RecordScope, driver: Driver | un
     }
   }
   const all = join(parts, " AND ");
+  if (ranked) return { sql: `${all.sql} AND records.seq = records_fts.rowid`, params: all.params };
   return { sql: `${column("seq", driver)} IN (SELECT rowid FROM records_fts WHERE ${all.sql})`, params: all.params };
 }

@@ -1,6 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import type { SqliteDb } from "./connection.ts";
-import { indexableFields, type Condition, type Json, type KeyTerm, type SortKey } from "../../data/query.ts";
+import { indexableFields, isRanked, type Condition, type Json, type KeyTerm, type SortKey } from "../../data/query.ts";
 import { afterSql, chooseDriver, countSql, fromSql, orderSql, TENANT_PARAM, whereSql, type Driver, type Fragment } from "./records-sql.ts";
 import type { BatchOutcome, BatchWrite, DataTransform, KeptReply, ListPage, RecordRow, RecordScope, ShareLinkRow, AutoIndexInfo } from "../types.ts";
 import type { RecordsRepository } from "../repositories.ts";
@@ -233,9 +233,10 @@ export function createRecordsRepo(db: SqliteDb) {
 
   function compile(scope: RecordScope, ready: ReadyIndexes, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
     const driver = chooseDriver(ready.ix, conditions, sort);
-    const where = whereSql(scope, conditions, driver);
+    const ranked = isRanked(sort);
+    const where = whereSql(scope, conditions, driver, ranked);
     const order = orderSql(conditions, sort, driver);
-    const from = fromSql(driver);
+    const from = fromSql(driver, ranked);
     return {
       page: stmt(pageSql(from, where, order, limit), true),
       args: [...where.params, ...order.params],
@@ -484,9 +485,9 @@ export function createRecordsRepo(db: SqliteDb) {
     async explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]> {
       fieldIndexes.refresh();
       const driver: Driver | undefined = chooseDriver(fieldIndexes.ready(scope.appId, scope.collection).ix, conditions, sort);
-      const w = whereSql(scope, conditions, driver);
+      const w = whereSql(scope, conditions, driver, isRanked(sort));
       const o = orderSql(conditions, sort, driver);
-      const sql = `EXPLAIN QUERY PLAN ${pageSql(fromSql(driver), w, o, 50)}`;
+      const sql = `EXPLAIN QUERY PLAN ${pageSql(fromSql(driver, isRanked(sort)), w, o, 50)}`;
       return (db.prepare(sql).all(...w.params, ...o.params, 0) as { detail: string }[]).map((r) => r.detail);
     },
   };
