@@ -143,6 +143,25 @@ describe("tenantd/client data and files", () => {
     expect([bad.status, bad.code]).toEqual([400, "invalid_filter"]);
   });
 
+  it("collection.search with rank: true puts the best match first and pages on with next", async () => {
+    const { t, client } = await clientBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: { tasks: { search: { language: "en" } } } } });
+    const c = client();
+    await c.auth.signUp({ email: "ranked@example.com", password: PASSWORD });
+    const tasks = c.collection<Task>("tasks");
+    for (const title of ["Café tea milk", "Café café cafe", "Buy milk", "Café café tea"]) await tasks.create({ title, done: false });
+    const first = await tasks.search("cafe", { rank: true, limit: 2 });
+    expect([first.total, first.records.map((r) => r.data.title)]).toEqual([3, ["Café café cafe", "Café café tea"]]);
+    const rest = await tasks.search("cafe", { rank: true, limit: 2, after: first.next });
+    expect([rest.offset, rest.records.map((r) => r.data.title), rest.next]).toEqual([2, ["Café tea milk"], undefined]);
+    // The same as the sort written out.
+    expect((await tasks.list({ filter: { $text: { $search: "cafe" } }, sort: { $rank: -1 } })).records.map((r) => r.data.title)).toEqual([
+      "Café café cafe",
+      "Café café tea",
+      "Café tea milk",
+    ]);
+  });
+
   it("uploads a Blob (and bytes), reads its metadata, and deletes it", async () => {
     const { url, client } = await clientBackend();
     const c = client();

@@ -31,10 +31,12 @@ export function collectionApi<T extends object = JsonObject>(core: Core, name: s
     /**
      * Full-text search (the collection's search must be on): records holding every word of
      * `text` (`word*`: a prefix), in `fields` when given; with the rest of a list's options.
+     * `rank: true` puts the best matches first (`sort` then breaks ties); `next` pages on.
      */
-    search: (text: string, opts: ListOptions<T> & { fields?: TextSearch<T>["fields"] } = {}): Promise<RecordList<T>> => {
-      const { fields, ...rest } = opts;
-      return list({ ...rest, filter: { ...rest.filter, $text: { $search: text, ...(fields ? { fields } : {}) } } as ListOptions<T>["filter"] });
+    search: (text: string, opts: ListOptions<T> & { fields?: TextSearch<T>["fields"]; rank?: boolean } = {}): Promise<RecordList<T>> => {
+      const { fields, rank, ...rest } = opts;
+      const filter = { ...rest.filter, $text: { $search: text, ...(fields ? { fields } : {}) } } as ListOptions<T>["filter"];
+      return list({ ...rest, filter, ...(rank ? { sort: { $rank: -1, ...rest.sort } as ListOptions<T>["sort"] } : {}) });
     },
     /** JSON Merge Patch of `data`: keys set to null are removed. */
     update: async (id: string, patch: MergePatch<T>, opts?: WriteOptions): Promise<DataRecord<T>> =>

@@ -61,7 +61,8 @@ interface MetaFilter<T> {
 
 export type Filter<T> = MetaFilter<T> & { [P in FieldPath<T>]?: Condition<Scalar<PathValue<T, P>>> };
 
-export type Sort<T> = { [P in FieldPath<T> | "$id" | "$createdAt" | "$updatedAt"]?: 1 | -1 };
+/** `$rank`: how well records match the filter's `$text` (`-1` best first; docs/data.md). */
+export type Sort<T> = { [P in FieldPath<T> | "$id" | "$createdAt" | "$updatedAt" | "$rank"]?: 1 | -1 };
 
 export interface ListOptions<T> {
   filter?: Filter<T>;

@@ -174,7 +174,7 @@ export function pinnedField(scope: RecordScope, conditions: Condition[], sort: S
 /**
  * A ranked list's score of each record (`records.seq` of the query it is written in): the
  * cover density of the words sought (ts_rank_cd over the positions record_search keeps),
- * divided by 1 + the logarithm of the record's length in words (normalization 1). Like
+ * divided by the logarithm of 1 + the record's length in words (normalization 1). Like
  * SQLite's bm25, it grows with how often the words occur and shrinks with the record's
  * length, and reads nothing but the record's own words; unlike bm25 it weighs every word the
  * same and favours words close together, so the engines agree on which of two records ranks
