@@ -20,7 +20,9 @@ export const COLLECTIONS = {
 
 export const COLLECTION_SETTINGS = {
   [COLLECTIONS.big]: { indexed: ["status", "state"], unique: [] },
-  [COLLECTIONS.million]: { indexed: ["status"], unique: [] },
+  // Search on (issue 44's search rows): the seeders write every record's words in SQL
+  // (searchWordsSql), checked against tenantd's own words for the record.
+  [COLLECTIONS.million]: { indexed: ["status"], unique: [], search: { language: "simple" } },
   [COLLECTIONS.spread]: { indexed: ["status"], unique: [] },
   [COLLECTIONS.upsert]: { indexed: [], unique: ["key"] },
 };
@@ -62,3 +64,26 @@ export const SIZES = {
 export function seedTime(i, total) {
   return Date.now() - 3_600_000 - (total - i);
 }
+
+/**
+ * Full-text searches of the million collection (search-* rows): `rare` is one record's own
+ * word (the number in its title), `common` is a word of 1 % of the records (status s7, the
+ * same matches as the indexed list filter).
+ */
+export const SEARCHES = { rare: "424242", common: "s7" };
+export const SEARCH_MATCHES = { rare: 1, common: (n) => expectedMatches(n) };
+
+/**
+ * The words of recordData(i) in order, as SQL over the record's `data` JSON text (`json` reads a
+ * field: SQLite `json_extract(data, '$.f')`, PostgreSQL `doc ->> 'f'`): its strings, keys in
+ * order (status, category, state, phase, title; `n` is a number). The title's words are
+ * separated by spaces already and hold no capitals or accents. tenantd's seeders check the
+ * result against tenantd's own words for a seeded record.
+ */
+export const searchWordsSql = (json) => ["status", "category", "state", "phase", "title"].map(json).join(" || ' ' || ");
+
+/** The cursor rows: pages of this many records of the 100,000-record collection, page 1 and page DEEP_PAGE. */
+export const PAGE = { size: 100, deep: 1000 };
+
+/** The batch row: this many creates in one POST /batch. */
+export const BATCH_SIZE = 100;

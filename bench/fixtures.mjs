@@ -1,9 +1,13 @@
 // What the scenarios need before a load, made once per run and shared: tenants, records,
 // the seeded collections, uploaded files. Each fixture exists on both servers.
 import { call, bearerHeaders, expectOk, multipart, opaqueBytes } from "./http.mjs";
-import { COLLECTIONS, FILTERS, HALF_FILTERS, SIZES, expectedMatches, recordData } from "./dataset.mjs";
+import { COLLECTIONS, COLLECTION_SETTINGS, FILTERS, HALF_FILTERS, PAGE, SEARCHES, SEARCH_MATCHES, SIZES, expectedMatches, recordData } from "./dataset.mjs";
 
 export const PASSWORD = "correct horse battery staple";
+
+/** A full-text search of one word, 20 records a page (newest first, or ranked). */
+export const searchQuery = (word, ranked = false) =>
+  `filter=${encodeURIComponent(JSON.stringify({ $text: { $search: word } }))}${ranked ? `&sort=${encodeURIComponent('{"$rank":-1}')}` : ""}&limit=20`;
 
 export function logSeed(server, collection, seeded) {
   const steps = seeded.steps ? ` (${Object.entries(seeded.steps).map(([k, v]) => `${k.replace(/Ms$/, "")} ${(v / 1000).toFixed(1)} s`).join(", ")})` : "";
@@ -94,6 +98,17 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
     await td.call("records.settled", {});
   }
 
+  /** Checks through the API that the full-text searches count their seeded matches. */
+  async function verifySearch(tenant, collection, count) {
+    await fresh(tenant);
+    for (const [kind, word] of Object.entries(SEARCHES)) {
+      const expected = typeof SEARCH_MATCHES[kind] === "function" ? SEARCH_MATCHES[kind](count) : SEARCH_MATCHES[kind];
+      const res = await call(td.url, "GET", `/api/v1/data/${collection}?${searchQuery(word)}`, { bearer: tenant.bearer });
+      const body = expectOk(res, `tenantd search (${kind})`, [200]);
+      if (body.total !== expected) throw new Error(`seeded the words of ${collection} but a search of ${word} counts ${body.total} records, expected ${expected}: the search seeding does not match tenantd's schema`);
+    }
+  }
+
   /** One tenant with `count` records in `collection`, made through the API once and cloned in SQL. */
   async function tdSeeded(label, collection, count, rawSeed) {
     const t = await tdSignup(label);
@@ -101,6 +116,11 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
     const record = expectOk(res, "tenantd create record", [201]).record;
     rawSeed().catch(() => {}); // the endpoint exists: seed the baseline meanwhile (errors surface where it is awaited)
     const seeded = logSeed(side, collection, await td.call("seed.clone", { recordId: record.id, tenantId: t.id, count }));
+    const language = COLLECTION_SETTINGS[collection]?.search?.language;
+    if (language) {
+      logSeed(side, `${collection} words`, await td.call("seed.search", { tenantId: t.id, collection, language }));
+      await verifySearch(t, collection, count);
+    }
     await verifyTd(t, collection, expectedMatches(count));
     if (collection === COLLECTIONS.big) await verifyTd(t, collection, count / 2, HALF_FILTERS);
     return { tenant: t, seeded };
@@ -108,6 +128,7 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
   async function rawSeeded(label, collection, count) {
     const t = await rawSignup(label);
     const seeded = logSeed(rawSide, collection, await raw.call("seed.records", { tenantId: t.id, collection, count }));
+    if (COLLECTION_SETTINGS[collection]?.search) logSeed(rawSide, `${collection} words`, await raw.call("seed.search", { tenantId: t.id, collection }));
     return { tenant: t, seeded };
   }
 
@@ -161,6 +182,18 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
           await verifyTd(tenants[7], COLLECTIONS.spread, expectedMatches(SIZES.perTenant));
           return { tenants, seeded };
         })),
+      /** The cursor (`next`) that starts page PAGE.deep of the 100,000-record list, PAGE.size records a page, walked to once. */
+      deepCursor: () =>
+        once("td.deepCursor", async () => {
+          const { tenant } = await f.td.big();
+          let next;
+          for (let page = 1; page < PAGE.deep; page++) {
+            const res = await call(td.url, "GET", `/api/v1/data/${COLLECTIONS.big}?limit=${PAGE.size}${next ? `&after=${encodeURIComponent(next)}` : ""}`, { bearer: tenant.bearer });
+            next = expectOk(res, "tenantd list page", [200]).next;
+            if (!next) throw new Error(`tenantd list: no next after page ${page} of ${COLLECTIONS.big}`);
+          }
+          return next;
+        }),
       upload: (bytes) => tdUpload(bytes),
       /** A 100 KB file for the public read scenario. */
       smallFile: () => once("td.smallFile", () => tdUpload(opaqueBytes(100 * 1024))),
@@ -181,6 +214,17 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
           for (let i = 0; i < 8; i++) tenants.push(await rawSignup(`spread${i}`));
           const seeded = logSeed(rawSide, COLLECTIONS.spread, await raw.call("seed.spread", { realTenantIds: tenants.map((t) => t.id), collection: COLLECTIONS.spread }));
           return { tenants, seeded };
+        }),
+      /** The raw baseline's cursor of the same page. */
+      deepCursor: () =>
+        once("raw.deepCursor", async () => {
+          const { tenant } = await f.raw.big();
+          let next;
+          for (let page = 1; page < PAGE.deep; page++) {
+            next = (await call(raw.url, "GET", `/page/${tenant.id}/${COLLECTIONS.big}?limit=${PAGE.size}${next ? `&after=${encodeURIComponent(next)}` : ""}`)).body.next;
+            if (!next) throw new Error(`raw list: no next after page ${page}`);
+          }
+          return next;
         }),
       upload: (bytes) => rawUpload(bytes),
       smallFile: () => once("raw.smallFile", () => rawUpload(opaqueBytes(100 * 1024))),

@@ -6,7 +6,8 @@
 // and leaves identity and generated columns (seq, the jsonb `doc`) to PostgreSQL. The parent
 // then checks through the API that the list filters count the seeded rows.
 import postgres from "postgres";
-import { recordData, seedTime } from "./dataset.mjs";
+import { recordData, searchWordsSql, seedTime } from "./dataset.mjs";
+import { searchDocument, tsvectorLiteral } from "../dist/data/text.js";
 
 export const quote = (name) => `"${name.replaceAll('"', '""')}"`;
 const RECENT_MS = 24 * 3_600_000;
@@ -165,4 +166,45 @@ async function syntheticTenants(sql, tenantId, n) {
     [tenantId, start, n],
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * The words of recordData's strings as a tsvector with positions, in SQL over `doc` (jsonb):
+ * each word of searchWordsSql numbered from 1 (duplicates, such as state and phase, merge).
+ * Shared with raw-pg-server.mjs, so both sides index the same words.
+ */
+export const TSVECTOR_EXPR = (doc) =>
+  `(SELECT string_agg(format('%L:%s', w, n), ' ')::tsvector FROM unnest(string_to_array(${searchWordsSql((f) => `(${doc} ->> '${f}')`)}, ' ')) WITH ORDINALITY AS u(w, n))`;
+
+/**
+ * tenantd's full-text index rows (record_search) for a tenant's seeded records, which the
+ * clone leaves without: one INSERT … SELECT. Fails unless a seeded record's row equals what
+ * tenantd writes for it (data/text.ts); the parent then counts searches through the API.
+ */
+export async function pgSeedSearch(url, { tenantId, collection, language }) {
+  const started = Date.now();
+  const sql = connect(url);
+  try {
+    const fields = `jsonb_build_object(${["status", "category", "state", "phase", "title"].map((f) => `'${f}', r.doc ->> '${f}'`).join(", ")})`;
+    const { count } = await sql.unsafe(
+      `INSERT INTO record_search (seq, app_id, collection, lang, tsv, fields)
+       SELECT r.seq, r.app_id, r.collection, $1, ${TSVECTOR_EXPR("r.doc")}, ${fields} FROM records r
+       WHERE r.tenant_id = $2 AND r.collection = $3 AND NOT EXISTS (SELECT 1 FROM record_search s WHERE s.seq = r.seq)`,
+      [language, tenantId, collection],
+    );
+    const sample = await sql.unsafe(
+      `SELECT r.data, s.tsv::text AS tsv, s.fields::text AS fields FROM records r JOIN record_search s ON s.seq = r.seq WHERE r.tenant_id = $1 AND r.collection = $2 ORDER BY r.seq DESC LIMIT 3`,
+      [tenantId, collection],
+    );
+    for (const row of sample) {
+      const doc = searchDocument(JSON.parse(row.data), language);
+      const [{ tsv, fields: wanted }] = await sql.unsafe(`SELECT $1::tsvector::text AS tsv, $2::jsonb::text AS fields`, [tsvectorLiteral(doc.words), JSON.stringify(doc.fields)]);
+      if (tsv !== row.tsv || wanted !== row.fields) throw new Error(`pg seed.search: the SQL words of ${row.data} are ${row.tsv} ${row.fields}, tenantd makes ${tsv} ${wanted}`);
+    }
+    const insertMs = Date.now() - started;
+    const steps = await settleSeeded(sql, ["record_search"]);
+    return { rows: count, ms: Date.now() - started, steps: { insertMs, ...steps } };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
 }

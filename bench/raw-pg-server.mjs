@@ -16,7 +16,7 @@ import { toNodeHandler } from "h3/node";
 import * as argon2 from "@node-rs/argon2";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
 import { seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
-import { DATA_EXPR, checkDataExpr, settleSeeded } from "./pg-clone-seed.mjs";
+import { DATA_EXPR, TSVECTOR_EXPR, checkDataExpr, settleSeeded } from "./pg-clone-seed.mjs";
 
 const { BENCH_PG_URL: databaseUrl } = process.env;
 if (!databaseUrl) throw new Error("raw-pg-server: BENCH_PG_URL must be set by the parent");
@@ -47,6 +47,8 @@ CREATE INDEX records_list ON records (tenant_id, collection, created_at);
 CREATE INDEX records_status ON records (tenant_id, collection, (doc ->> 'status'), created_at);
 CREATE INDEX records_state ON records (tenant_id, collection, (doc ->> 'state'), created_at);
 CREATE UNIQUE INDEX records_key ON records (tenant_id, collection, (doc ->> 'key'));
+CREATE TABLE record_search (id TEXT PRIMARY KEY, tsv TSVECTOR NOT NULL);
+CREATE INDEX record_search_words ON record_search USING GIN (tsv);
 CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count BIGINT NOT NULL, PRIMARY KEY (tenant_id, feature, period));
 CREATE TABLE files (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, size BIGINT NOT NULL, mime TEXT NOT NULL, name TEXT, created_at BIGINT NOT NULL);
 `);
@@ -199,6 +201,53 @@ app.get("/records/:tenant/:collection", async (event) => {
   return { records: (await list.page(limit, args)).map(toRecord), total, limit, offset: 0 };
 });
 
+// Issue 44's rows, as raw-server.mjs. A search: the GIN index's matches, then their records in
+// the tenant's collection, newest first or by ts_rank_cd (normalization 1, as tenantd-pg).
+const SEARCHED = `tenant_id = $1 AND collection = $2 AND id IN (SELECT id FROM record_search WHERE tsv @@ $3::tsquery)`;
+app.get("/search/:tenant/:collection", async (event) => {
+  const { q: word, rank } = getQuery(event);
+  const args = [getRouterParam(event, "tenant"), getRouterParam(event, "collection"), `'${String(word).replaceAll("'", "")}'`];
+  const key = `search\u0000${args.join("\u0000")}`;
+  let total = totals.get(key);
+  if (total === undefined) totals.set(key, (total = (await sql.unsafe(`SELECT count(*)::int AS n FROM records WHERE ${SEARCHED}`, args, { prepare: true }))[0].n));
+  const order = rank ? "(SELECT ts_rank_cd(s.tsv, $3::tsquery, 1) FROM record_search s WHERE s.id = records.id) DESC, created_at DESC" : "created_at DESC";
+  const rows = await sql.unsafe(`SELECT ${RECORD} FROM records WHERE ${SEARCHED} ORDER BY ${order} LIMIT 20`, args, { prepare: true });
+  return { records: rows.map(toRecord), total, limit: 20, offset: 0 };
+});
+
+// A page of a whole collection, newest first, by keyset: `after` is the last record's
+// "created_at.id"; `created_at <= $3` lets the list index bound the range.
+app.get("/page/:tenant/:collection", async (event) => {
+  const { limit: l, after } = getQuery(event);
+  const limit = Number(l ?? 50);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new HTTPError({ status: 400, message: "limit" });
+  const args = [getRouterParam(event, "tenant"), getRouterParam(event, "collection")];
+  const key = `page\u0000${args.join("\u0000")}`;
+  let total = totals.get(key);
+  if (total === undefined) totals.set(key, (total = (await sql.unsafe(`SELECT count(*)::int AS n FROM records WHERE tenant_id = $1 AND collection = $2`, args, { prepare: true }))[0].n));
+  const cut = after ? String(after).indexOf(".") : -1;
+  const rows = after
+    ? await sql.unsafe(
+        `SELECT ${RECORD} FROM records WHERE tenant_id = $1 AND collection = $2 AND created_at <= $3 AND (created_at < $3 OR id < $4) ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+        [...args, Number(String(after).slice(0, cut)), String(after).slice(cut + 1)],
+        { prepare: true },
+      )
+    : await sql.unsafe(`SELECT ${RECORD} FROM records WHERE tenant_id = $1 AND collection = $2 ORDER BY created_at DESC, id DESC LIMIT ${limit}`, args, { prepare: true });
+  const last = rows.at(-1);
+  return { records: rows.map(toRecord), total, limit, ...(rows.length === limit ? { next: `${last.created_at}.${last.id}` } : {}) };
+});
+
+// A batch of creates: one multi-row INSERT in one transaction.
+app.post("/records/:tenant/:collection/batch", async (event) => {
+  const { rows } = await event.req.json();
+  const now = Date.now();
+  forgetTotals();
+  const made = rows.map((data) => ({ id: randomUUID(), tenant_id: getRouterParam(event, "tenant"), collection: getRouterParam(event, "collection"), data: JSON.stringify(data), created_at: now, updated_at: now }));
+  await sql.begin((tx) => tx`INSERT INTO records ${tx(made, "id", "tenant_id", "collection", "data", "created_at", "updated_at")}`);
+  const at = new Date(now).toISOString();
+  return { results: made.map((r, i) => ({ status: 201, record: { id: r.id, data: rows[i], createdAt: at, updatedAt: at } })) };
+});
+
 app.get("/records/:id", async (event) => {
   const [r] = await sql`SELECT id, data, created_at, updated_at FROM records WHERE id = ${getRouterParam(event, "id")}`;
   if (!r) throw notFound();
@@ -273,6 +322,15 @@ serveIpc({
     forgetTotals();
     const steps = await settleSeeded(sql, ["records"]);
     return { rows: count, ms: Date.now() - started, steps: { insertMs, autoIndexMs, ...steps } };
+  },
+  /** The words of a tenant's collection with positions (TSVECTOR_EXPR), in one INSERT … SELECT. */
+  "seed.search": async ({ tenantId, collection }) => {
+    const started = Date.now();
+    const { count } = await sql.unsafe(`INSERT INTO record_search (id, tsv) SELECT id, ${TSVECTOR_EXPR("doc")} FROM records WHERE tenant_id = $1 AND collection = $2`, [tenantId, collection]);
+    const insertMs = Date.now() - started;
+    forgetTotals();
+    const steps = await settleSeeded(sql, ["record_search"]);
+    return { rows: count, ms: Date.now() - started, steps: { insertMs, ...steps } };
   },
   /** `tenants` tenants (the given real ones first, then synthetic ones) × `perTenant` records, interleaved in time. */
   "seed.spread": async ({ realTenantIds, collection, tenants = SIZES.spreadTenants, perTenant = SIZES.perTenant }) => {

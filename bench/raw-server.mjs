@@ -12,7 +12,7 @@ import { H3, HTTPError, getRouterParam, getQuery } from "h3";
 import { toNodeHandler } from "h3/node";
 import { hash, verify } from "@node-rs/argon2";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
-import { recordData, seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
+import { recordData, searchWordsSql, seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
 import { turnCommit } from "./turn-commit.mjs";
 
 // The same cost tenantd uses in production (OWASP's argon2id).
@@ -32,6 +32,7 @@ CREATE INDEX records_list ON records (tenant_id, collection, created_at);
 CREATE INDEX records_status ON records (tenant_id, collection, json_extract(data, '$.status'), created_at);
 CREATE INDEX records_state ON records (tenant_id, collection, json_extract(data, '$.state'), created_at);
 CREATE INDEX records_key ON records (tenant_id, collection, json_extract(data, '$.key'));
+CREATE VIRTUAL TABLE records_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 0');
 CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (tenant_id, feature, period));
 CREATE TABLE files (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, size INTEGER NOT NULL, mime TEXT NOT NULL, name TEXT, created_at INTEGER NOT NULL);
 `);
@@ -195,6 +196,57 @@ app.get("/records/:tenant/:collection", (event) => {
   return { records: list.page(limit).all(...args).map(toRecord), total, limit, offset: 0 };
 });
 
+// Issue 44's rows. A search: the full-text matches first (rowid), then their records in the
+// tenant's collection, newest first or by bm25 (FTS5's own query as the outer loop, as tenantd
+// reads a ranked page), the total counted once per (tenant, collection, word) as lists do.
+const searchSql = {
+  newest: db.prepare(`SELECT * FROM records WHERE rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?) AND +tenant_id = ? AND +collection = ? ORDER BY created_at DESC LIMIT 20`),
+  ranked: db.prepare(`SELECT r.* FROM records_fts CROSS JOIN records r ON r.rowid = records_fts.rowid WHERE records_fts MATCH ? AND +r.tenant_id = ? AND +r.collection = ? ORDER BY bm25(records_fts), r.created_at DESC LIMIT 20`),
+  count: db.prepare(`SELECT COUNT(*) FROM records WHERE rowid IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?) AND +tenant_id = ? AND +collection = ?`).pluck(),
+};
+app.get("/search/:tenant/:collection", (event) => {
+  const { q: word, rank } = getQuery(event);
+  const args = [`"${String(word).replaceAll('"', "")}"`, getRouterParam(event, "tenant"), getRouterParam(event, "collection")];
+  const key = `search\u0000${args.join("\u0000")}`;
+  let total = totals.get(key);
+  if (total === undefined) totals.set(key, (total = searchSql.count.get(...args)));
+  return { records: (rank ? searchSql.ranked : searchSql.newest).all(...args).map(toRecord), total, limit: 20, offset: 0 };
+});
+
+// A page of a whole collection, newest first, by keyset: `after` is the last record's
+// "created_at.rowid" (the index on (tenant, collection, created_at) ends with the rowid).
+const pageSql = (limit) => ({
+  first: db.prepare(`SELECT rowid, * FROM records WHERE tenant_id = ? AND collection = ? ORDER BY created_at DESC, rowid DESC LIMIT ${limit}`),
+  after: db.prepare(`SELECT rowid, * FROM records WHERE tenant_id = ? AND collection = ? AND (created_at, rowid) < (?, ?) ORDER BY created_at DESC, rowid DESC LIMIT ${limit}`),
+});
+const pages = new Map();
+const countAll = db.prepare("SELECT COUNT(*) FROM records WHERE tenant_id = ? AND collection = ?").pluck();
+app.get("/page/:tenant/:collection", (event) => {
+  const { limit: l, after } = getQuery(event);
+  const limit = Number(l ?? 50);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new HTTPError({ status: 400, message: "limit" });
+  const stmts = pages.get(limit) ?? pages.set(limit, pageSql(limit)).get(limit);
+  const args = [getRouterParam(event, "tenant"), getRouterParam(event, "collection")];
+  const key = `page\u0000${args.join("\u0000")}`;
+  let total = totals.get(key);
+  if (total === undefined) totals.set(key, (total = countAll.get(...args)));
+  const rows = after ? stmts.after.all(...args, ...String(after).split(".").map(Number)) : stmts.first.all(...args);
+  const last = rows.at(-1);
+  return { records: rows.map(toRecord), total, limit, ...(rows.length === limit ? { next: `${last.created_at}.${last.rowid}` } : {}) };
+});
+
+// A batch of creates: every insert in one transaction.
+const insertBatch = db.transaction((tenant, collection, rows, now) => rows.map((data) => {
+  const id = randomUUID();
+  q.insertRecord.run(id, tenant, collection, JSON.stringify(data), now, now);
+  return { status: 201, record: { id, data, createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() } };
+}));
+app.post("/records/:tenant/:collection/batch", async (event) => {
+  const { rows } = await event.req.json();
+  forgetTotals();
+  return { results: insertBatch(getRouterParam(event, "tenant"), getRouterParam(event, "collection"), rows, Date.now()) };
+});
+
 app.get("/records/:id", (event) => {
   const r = q.recordById.get(getRouterParam(event, "id"));
   if (!r) throw notFound();
@@ -272,6 +324,16 @@ serveIpc({
     forgetTotals();
     checkpoint();
     return { rows: count, ms: Date.now() - started };
+  },
+  /** The words of a tenant's collection (searchWordsSql), in one INSERT … SELECT. */
+  "seed.search": ({ tenantId, collection }) => {
+    const started = Date.now();
+    const rows = db
+      .prepare(`INSERT INTO records_fts (rowid, text) SELECT rowid, ${searchWordsSql((f) => `json_extract(data, '$.${f}')`)} FROM records WHERE tenant_id = ? AND collection = ?`)
+      .run(tenantId, collection).changes;
+    forgetTotals();
+    checkpoint();
+    return { rows, ms: Date.now() - started };
   },
   /** `tenants` tenants (the given real ones first, then synthetic ones) × `perTenant` records, interleaved in time. */
   "seed.spread": ({ realTenantIds, collection, tenants = SIZES.spreadTenants, perTenant = SIZES.perTenant }) => {

@@ -41,8 +41,25 @@ export function judge(row, argon2Bound) {
       return { met: td.loopP99Ms <= t.maxMs, figure: `${ms(td.loopP99Ms)} ms` };
     case "rssGrowth":
       return { met: td.rssGrowthMb < t.maxMb, figure: `+${fmt(td.rssGrowthMb, 0)} MB` };
+    case "relative":
+      return row.relative;
   }
   return undefined;
+}
+
+/**
+ * A `relative` target (scenarios.mjs): `side` (a row's tenantd figures, or its PostgreSQL
+ * ones) against `ref`, the same side of the row the target names. Undefined when that row
+ * was not measured in this run.
+ */
+export function judgeRelative(target, side, ref) {
+  if (!side?.rps || !ref?.rps) return undefined;
+  if (target.measure === "latency") {
+    const value = ref.rps / side.rps;
+    return { met: value <= target.max, figure: `${fmt(value, 2)} × (p50 ${ms(side.p50)} / ${ms(ref.p50)} ms)` };
+  }
+  const value = (side.rps * target.perRequest) / ref.rps;
+  return { met: value >= target.min, figure: `${fmt(value, 1)} × (${fmt(side.rps * target.perRequest)} records/s)` };
 }
 
 const COLUMNS = ["scenario", "tenantd req/s", "p50 ms", "p99 ms", "raw req/s", "p50 ms", "p99 ms", "tenantd/raw", "target", "measured", "met?", "CPU µs/req tenantd / raw", "tenantd RSS MB"];

@@ -20,7 +20,7 @@ import { createFixtures } from "./fixtures.mjs";
 import { Skip, call } from "./http.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 import { measureArgon2Bound } from "./argon2-bound.mjs";
-import { machine, markdownTable, writeResults, judge, judgePg, judgeParse, PG_TARGET } from "./report.mjs";
+import { machine, markdownTable, writeResults, judge, judgePg, judgeParse, judgeRelative, PG_TARGET } from "./report.mjs";
 import { PARSE_MISSING, PARSE_ROWS, createParseFixtures, parseInstalled, parseVersion } from "./parse-peer.mjs";
 
 const { values: opts } = parseArgs({
@@ -132,6 +132,7 @@ try {
       }
     }
     const row = await runScenario(scenario);
+    relate(row);
     result.scenarios.push(row);
     printRow(row);
   }
@@ -200,6 +201,15 @@ async function runScenario(scenario) {
   return row;
 }
 
+/** A `relative` target: the row against the row it names, on each engine measured (report.mjs judgeRelative). */
+function relate(row) {
+  const t = row.target;
+  if (t?.kind !== "relative") return;
+  const ref = result.scenarios.find((r) => r.name === t.of);
+  row.relative = judgeRelative(t, row.tenantd, ref?.tenantd);
+  if (row.postgres && !row.postgres.failed && !row.postgres.skipped) row.postgres.relative = judgeRelative(t, row.postgres, ref?.postgres);
+}
+
 /** A control row: the scenario `control` names on the second baseline (B) against the first. */
 async function runControl(scenario, row, conns) {
   const base = SCENARIOS.find((s) => s.name === scenario.control);
@@ -252,7 +262,9 @@ function printRow(row) {
   console.log(
     `${row.name} on PostgreSQL (load ${row.loadAverage}): tenantd ${side(p)}${db(p)}${rawPg}${parse}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw (SQLite)` : ""}` +
       `${verdict ? ` | ${PG_TARGET.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}` +
-      `${parseVerdict ? ` | ${p.parseTarget.text}: ${parseVerdict.figure} ${parseVerdict.met ? "met" : "MISSED"}` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}`,
+      `${parseVerdict ? ` | ${p.parseTarget.text}: ${parseVerdict.figure} ${parseVerdict.met ? "met" : "MISSED"}` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}` +
+      `${p.relative ? ` | ${row.target.text}: ${p.relative.figure} ${p.relative.met ? "met" : "MISSED"}` : ""}` +
+      `${row.target?.pgMaxMs !== undefined ? ` | p50 ≤ ${row.target.pgMaxMs} ms: ${p.p50} ms ${p.p50 <= row.target.pgMaxMs ? "met" : "MISSED"}` : ""}`,
   );
 }
 

@@ -1,8 +1,8 @@
 // Every scenario: what tenantd gets, what the raw baseline gets for the same SQL work, and
 // the target from issue 10. `tenantd`/`raw` return `{ requests }` (a factory, called once
 // per load so per-connection state such as refresh-token chains starts fresh).
-import { COLLECTIONS, FILTERS, HALF_FILTERS, recordData } from "./dataset.mjs";
-import { PASSWORD } from "./fixtures.mjs";
+import { BATCH_SIZE, COLLECTIONS, FILTERS, HALF_FILTERS, PAGE, SEARCHES, recordData } from "./dataset.mjs";
+import { PASSWORD, searchQuery } from "./fixtures.mjs";
 import { call, expectOk, multipart, opaqueBytes } from "./http.mjs";
 
 const json = (body) => JSON.stringify(body);
@@ -139,6 +139,67 @@ function listScenarios() {
   return out;
 }
 
+const tenantHeaders = (f, tenant) => ({ authorization: `Bearer ${tenant.accessToken}`, "x-service-app": f.td.appId });
+
+/** Issue 44: a full-text search of one word in the million-record collection, 20 records a page. */
+function searchScenario(name, kind, { ranked = false, title, target }) {
+  const word = SEARCHES[kind];
+  return {
+    name,
+    title,
+    target,
+    async tenantd(f) {
+      const { tenant } = await f.td.million();
+      return { requests: () => [{ method: "GET", path: `/api/v1/data/${COLLECTIONS.million}?${searchQuery(word, ranked)}`, headers: tenantHeaders(f, tenant) }] };
+    },
+    async raw(f) {
+      const { tenant } = await f.raw.million();
+      return { requests: () => [{ method: "GET", path: `/search/${tenant.id}/${COLLECTIONS.million}?q=${word}${ranked ? "&rank=1" : ""}` }] };
+    },
+  };
+}
+
+/** Issue 44: page 1 of the 100,000-record list, or page PAGE.deep by cursor, PAGE.size records a page. */
+function pageScenario(name, deep, { title, target }) {
+  return {
+    name,
+    title,
+    target,
+    async tenantd(f) {
+      const { tenant } = await f.td.big();
+      const after = deep ? `&after=${encodeURIComponent(await f.td.deepCursor())}` : "";
+      return { requests: () => [{ method: "GET", path: `/api/v1/data/${COLLECTIONS.big}?limit=${PAGE.size}${after}`, headers: tenantHeaders(f, tenant) }] };
+    },
+    async raw(f) {
+      const { tenant } = await f.raw.big();
+      const after = deep ? `&after=${encodeURIComponent(await f.raw.deepCursor())}` : "";
+      return { requests: () => [{ method: "GET", path: `/page/${tenant.id}/${COLLECTIONS.big}?limit=${PAGE.size}${after}` }] };
+    },
+  };
+}
+
+/**
+ * Issue 44's rows, each judged against another row of the run (`of`, measured before it):
+ * `latency`, the mean latency ratio (the other row's req/s over this one's, same connections:
+ * Little's law; autocannon's whole-millisecond p50 is too coarse for a ratio of pages near
+ * 1 ms); `records`, this row's records/s (req/s × perRequest) over the other row's.
+ */
+const relative = (of, measure, bound, text, perRequest = 1) => ({ kind: "relative", of, measure, ...bound, perRequest, text });
+
+const ISSUE_44 = [
+  searchScenario("search-rare-1m", "rare", {
+    title: `full-text search of one record's word, 1 tenant × 1,000,000 records (words indexed), 20 newest`,
+    target: { kind: "p50", maxMs: 10, pgMaxMs: 20, text: "p50 ≤ 10 ms (PostgreSQL ≤ 20 ms)" },
+  }),
+  searchScenario("search-common-1m", "common", { title: "full-text search of a word in 1 % of 1,000,000 records (10,000 matches), 20 newest" }),
+  searchScenario("search-ranked-1m", "common", { ranked: true, title: 'the same search ranked (sort {"$rank":-1}: every match scored)' }),
+  pageScenario("list-page1-100k", false, { title: `list page 1 (${PAGE.size} records, no filter), 1 tenant × 100,000 records` }),
+  pageScenario("list-cursor-deep-100k", true, {
+    title: `list page ${PAGE.deep.toLocaleString("en-US")} by cursor (after=), the same list`,
+    target: relative("list-page1-100k", "latency", { max: 1.5 }, "≤ 1.5 × page 1 latency"),
+  }),
+];
+
 function uploadScenario(name, bytes, { connections, amount, target }) {
   return {
     name,
@@ -255,7 +316,24 @@ export const SCENARIOS = [
       return { requests: () => { const next = cycle(ids); return [{ method: "PUT", headers: JSON_HEADERS, body: json({ data: { n: 1, note: "patched" } }), setupRequest: (req) => ({ ...req, path: `/records/${next()}` }) }]; } };
     },
   },
+  {
+    name: "batch-100-creates",
+    title: `POST /batch of ${BATCH_SIZE} creates (one transaction)`,
+    target: relative("create", "records", { min: 5 }, "≥ 5 × create's records/s", BATCH_SIZE),
+    async tenantd(f) {
+      const operations = Array.from({ length: BATCH_SIZE }, (_, i) => ({ op: "create", collection: COLLECTIONS.items, data: recordData(i) }));
+      const t = await f.td.main();
+      expectOk(await call(f.tdUrl, "POST", "/api/v1/batch", { bearer: t.bearer, body: { operations: operations.slice(0, 1) } }), "tenantd batch", [200]);
+      const headers = { ...JSON_HEADERS, ...(await f.td.headers()) };
+      return { requests: () => [{ method: "POST", path: "/api/v1/batch", headers, body: json({ operations }) }] };
+    },
+    async raw(f) {
+      const rows = Array.from({ length: BATCH_SIZE }, (_, i) => recordData(i));
+      return { requests: async () => [{ method: "POST", path: `/records/${(await f.raw.main()).id}/${COLLECTIONS.items}/batch`, headers: JSON_HEADERS, body: json({ rows }) }] };
+    },
+  },
   ...listScenarios(),
+  ...ISSUE_44,
   {
     name: "upsert",
     title: "POST /data/:collection/upsert (unique field, 1,000 keys)",

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { toNodeHandler } from "h3/node";
 import { createTenantBackend, attachJsonClientErrors } from "../dist/index.js";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
-import { BENCH_QUOTAS, COLLECTION_SETTINGS } from "./dataset.mjs";
+import { BENCH_QUOTAS, COLLECTION_SETTINGS, searchWordsSql } from "./dataset.mjs";
+import { searchDocument } from "../dist/data/text.js";
 import { cloneSeed } from "./clone-seed.mjs";
 import { startSqlTrace } from "./sql-trace.mjs";
 
@@ -42,6 +43,31 @@ async function shutdown() {
 serveIpc({
   /** Copies a record made through the API into `rows` more rows of the same table (see clone-seed.mjs). */
   "seed.clone": (args) => cloneSeed(sqlite, args),
+  /**
+   * The full-text index rows of a tenant's seeded records (the clone copies records only), in
+   * one INSERT … SELECT: tenantd's records_fts (rowid = seq, words, field words, app,
+   * collection, language). Fails unless a seeded record's row equals what tenantd itself
+   * writes for it (data/text.ts searchDocument); the parent then counts searches through the API.
+   */
+  "seed.search": ({ tenantId, collection, language }) => {
+    const started = Date.now();
+    const json = (f) => `json_extract(r.data, '$.${f}')`;
+    const fields = `json_object(${["status", "category", "state", "phase", "title"].map((f) => `'${f}', ${json(f)}`).join(", ")})`;
+    const rows = sqlite
+      .prepare(
+        `INSERT INTO records_fts (rowid, text, fields, app_id, collection, lang)
+         SELECT r.seq, ${searchWordsSql(json)}, ${fields}, r.app_id, r.collection, ? FROM records r
+         WHERE r.tenant_id = ? AND r.collection = ? AND NOT EXISTS (SELECT 1 FROM records_fts f WHERE f.rowid = r.seq)`,
+      )
+      .run(language, tenantId, collection).changes;
+    const sample = sqlite.prepare("SELECT r.data, f.text, f.fields FROM records r JOIN records_fts f ON f.rowid = r.seq WHERE r.tenant_id = ? AND r.collection = ? ORDER BY r.seq DESC LIMIT 3").all(tenantId, collection);
+    for (const { data, text, fields: made } of sample) {
+      const doc = searchDocument(JSON.parse(data), language);
+      if (doc.words.join(" ") !== text || JSON.stringify(doc.fields) !== made) throw new Error(`seed.search: the SQL words of ${data} are ${text} ${made}, tenantd makes ${doc.words.join(" ")} ${JSON.stringify(doc.fields)}`);
+    }
+    sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    return { rows, ms: Date.now() - started };
+  },
   /** Records every SQL statement run until `trace.stop`, to EXPLAIN the one a request used. */
   "trace.start": () => {
     trace = startSqlTrace(sqlite);
