@@ -198,7 +198,7 @@ export async function pgSeedSearch(url, { tenantId, collection, language }) {
     );
     for (const row of sample) {
       const doc = searchDocument(JSON.parse(row.data), language);
-      const [{ tsv, fields: wanted }] = await sql.unsafe(`SELECT $1::tsvector::text AS tsv, $2::jsonb::text AS fields`, [tsvectorLiteral(doc.words), JSON.stringify(doc.fields)]);
+      const [{ tsv, fields: wanted }] = await sql.unsafe(`SELECT $1::tsvector::text AS tsv, $2::text::jsonb::text AS fields`, [tsvectorLiteral(doc.words), JSON.stringify(doc.fields)]);
       if (tsv !== row.tsv || wanted !== row.fields) throw new Error(`pg seed.search: the SQL words of ${row.data} are ${row.tsv} ${row.fields}, tenantd makes ${tsv} ${wanted}`);
     }
     const insertMs = Date.now() - started;

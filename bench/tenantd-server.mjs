@@ -46,7 +46,8 @@ serveIpc({
   /**
    * The full-text index rows of a tenant's seeded records (the clone copies records only), in
    * one INSERT … SELECT: tenantd's records_fts (rowid = seq, words, field words, app,
-   * collection, language). Fails unless a seeded record's row equals what tenantd itself
+   * collection, language), for the records past the last one with words (the clones come
+   * after their template, which the API indexed), rather than testing every record for a row. Fails unless a seeded record's row equals what tenantd itself
    * writes for it (data/text.ts searchDocument); the parent then counts searches through the API.
    */
   "seed.search": ({ tenantId, collection, language }) => {
@@ -57,7 +58,7 @@ serveIpc({
       .prepare(
         `INSERT INTO records_fts (rowid, text, fields, app_id, collection, lang)
          SELECT r.seq, ${searchWordsSql(json)}, ${fields}, r.app_id, r.collection, ? FROM records r
-         WHERE r.tenant_id = ? AND r.collection = ? AND NOT EXISTS (SELECT 1 FROM records_fts f WHERE f.rowid = r.seq)`,
+         WHERE r.tenant_id = ? AND r.collection = ? AND r.seq > (SELECT coalesce(max(rowid), 0) FROM records_fts)`,
       )
       .run(language, tenantId, collection).changes;
     const sample = sqlite.prepare("SELECT r.data, f.text, f.fields FROM records r JOIN records_fts f ON f.rowid = r.seq WHERE r.tenant_id = ? AND r.collection = ? ORDER BY r.seq DESC LIMIT 3").all(tenantId, collection);
