@@ -67,6 +67,9 @@ describe("ranked full-text search (sort by $rank)", () => {
     // A filter on an indexed field narrows the ranked matches.
     const narrowed = await api.list("notes", { filter: { $text: { $search: "red" }, n: 1 }, sort: { $rank: -1 } });
     expect([narrowed.body.total, titlesOf(narrowed.body)]).toEqual([3, ["red red red", "red blue green", "red blue green"]]);
+    // With fields: only records with the word in them match; the rank counts all their words.
+    const inKey = await api.list("notes", { filter: { $text: { $search: "red", fields: ["title"] }, n: { $gte: 1 } }, sort: { $rank: 1 } });
+    expect(titlesOf(inKey.body)).toEqual(["red blue green", "red blue green", "red red blue", "red red red"]);
     // $rank after another key: the other key first.
     const byN = await api.list("notes", { filter: { $text: { $search: "red" } }, sort: { n: -1, $rank: -1 } });
     expect(titlesOf(byN.body)).toEqual(["red red blue", "red red red", "red blue green", "red blue green"]);

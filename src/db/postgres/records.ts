@@ -221,7 +221,8 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
-      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, { add: p }) : undefined);
+      const searched = conditions.some((c) => c.op === "$text");
+      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, { add: p }) : undefined, searched);
       const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
          SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
@@ -353,7 +354,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     async explainList(scope, conditions, sort) {
       const numbered = new Params();
       const w = whereSql(scope, conditions, numbered);
-      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, numbered) : undefined);
+      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, numbered) : undefined, conditions.some((c) => c.op === "$text"));
       const n = numbered.values.length;
       const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(
         sql,
