@@ -110,6 +110,9 @@ describe("ranked full-text search (sort by $rank)", () => {
     const dir = await api.list("notes", { filter: { $text: { $search: "red" } }, sort: { $rank: "best" } });
     expectError(dir, 400, "invalid_sort");
     expect(dir.body.message).toMatch(/"\$rank" must be 1 \(ascending\) or -1 \(descending\)/);
+    const other = await api.list("notes", { filter: { $text: { $search: "red" } }, sort: { $score: -1 } });
+    expectError(other, 400, "invalid_sort");
+    expect(other.body.message).toMatch(/Sorts take data fields, .*and \$rank/);
   });
 
   it("reads the full-text index's matches first on SQLite (bm25 scores them once per page)", async () => {

@@ -171,7 +171,11 @@ export function parseSort(raw: string | undefined): SortKey[] {
   if (entries.length > FILTER_LIMITS.maxSortKeys) throw invalidSort(`at most ${FILTER_LIMITS.maxSortKeys} sort keys.`);
   return entries.map(([key, dir]) => {
     if (dir !== 1 && dir !== -1) throw invalidSort(`"${key}" must be 1 (ascending) or -1 (descending).`);
-    return { target: key === "$rank" ? { kind: "rank" } : parseTarget(key, invalidSort), dir };
+    if (key === "$rank") return { target: { kind: "rank" }, dir };
+    if (key.startsWith("$") && !Object.hasOwn(META_FIELDS, key)) {
+      throw invalidSort(`"${key.slice(0, 40)}" is not supported. Sorts take data fields, the record's own $id, $createdAt and $updatedAt, and $rank (how well records match a $text search).`);
+    }
+    return { target: parseTarget(key, invalidSort), dir };
   });
 }
 
