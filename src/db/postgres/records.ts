@@ -1,11 +1,11 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
-import type { BatchOutcome, BatchWrite, KeptReply, RecordRow, RecordScope } from "../types.ts";
+import type { BatchOutcome, BatchWrite, KeptReply, ListPage, RecordRow, RecordScope } from "../types.ts";
 import { incrementUsageIn } from "./billing.ts";
 import { searchDocument } from "../../data/text.ts";
 
 import type { Condition, Json, SortKey } from "../../data/query.ts";
-import { afterSql, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
+import { afterSql, inBranches, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
@@ -55,6 +55,21 @@ function createPreparedTexts(now: () => number = Date.now) {
     if (seen.size < SEEN_LISTS) seen.add(text);
     return false;
   };
+}
+
+/**
+ * The page's rows in order: one statement over the filter, or, for an `$in` on an indexed
+ * field (inBranches), each value's first `offset + limit` matches read from its index in
+ * order and merged.
+ */
+function pageQuery(scope: RecordScope, conditions: Condition[], sort: SortKey[], after: string, page: ListPage, p: Params, where?: string): string {
+  const branches = inBranches(scope, conditions, sort);
+  if (!branches) where ??= whereSql(scope, conditions, p).sql;
+  const limit = `LIMIT ${p.add(page.limit, "bigint")} OFFSET ${p.add(page.offset, "bigint")}`;
+  if (!branches) return `SELECT ${COLUMNS} FROM records WHERE ${where}${after} ORDER BY ${orderSql(sort, pinnedField(scope, conditions, sort))} ${limit}`;
+  const end = p.add(page.limit + page.offset, "bigint");
+  const parts = branches.map((b) => `(SELECT ${COLUMNS} FROM records WHERE ${whereSql(scope, b, p).sql}${after} ORDER BY ${orderSql(sort, pinnedField(scope, b, sort))} LIMIT ${end})`);
+  return `SELECT * FROM (${parts.join(" UNION ALL ")}) u ORDER BY ${orderSql(sort)} ${limit}`;
 }
 
 export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
@@ -215,21 +230,20 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const filterKey = conditions.length === 0 ? "" : `${w.sql}\u0000${JSON.stringify(w.params)}`;
       // A cursor page starts past its cursor; the total still counts every match of the filter.
       const after = page.after ? ` AND ${afterSql(page.after, numbered)}` : "";
+      const pageSql = pageQuery(scope, conditions, sort, after, page, numbered, w.sql);
       const params = [...numbered.values];
       const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
       const kept = filterKey === "" ? undefined : totals.get(scopeKey, filterKey);
       const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
-      const order = orderSql(sort, pinnedField(scope, conditions, sort));
       const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
          SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
              SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER () AS n
-             FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql}${after} ORDER BY ${order}
-                   LIMIT ${p(page.limit, "bigint")} OFFSET ${p(page.offset, "bigint")}) r
+             FROM (${pageSql}) r
            ) q
          ) p ON p.n = 1 OR p.run <= ${p(page.maxBytes, "bigint")}
          ORDER BY p.n`;
@@ -351,13 +365,9 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     autoIndexes: (appId) => autos.list(appId),
     autoIndexesSettled: () => autos.settled(),
     async explainList(scope, conditions, sort) {
-      const w = whereSql(scope, conditions, new Params());
-      const n = w.params.length;
-      const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(
-        sql,
-        `EXPLAIN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${orderSql(sort, pinnedField(scope, conditions, sort))} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`,
-        [...w.params, 50, 0],
-      );
+      const p = new Params();
+      const page = pageQuery(scope, conditions, sort, "", { limit: 50, offset: 0, maxBytes: 0, maxRecordBytes: 0 }, p);
+      const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(sql, `EXPLAIN ${page}`, p.values);
       return rows.map((r) => String(Object.values(r)[0]));
     },
   };
