@@ -171,29 +171,6 @@ export function pinnedField(scope: RecordScope, conditions: Condition[], sort: S
   return undefined;
 }
 
-/** Values of one `$in` a page splits into at most; a longer list reads its matches as one. */
-const MAX_BRANCHES = 32;
-
-/**
- * An `$in` on an indexed field under the default order, as one condition list per value
- * (the `$in` replaced by `$eq`), or undefined. The index returns each value's matches in
- * creation order, but not the union of several values' matches, so one statement over the
- * `$in` reads and sorts every match for a page of 20 (half a 100,000-record collection:
- * ~50 ms). Per value, each branch stops after the page's end; their union is sorted. The
- * values are deduplicated by their JSON text, which is how equal values compare (a number's
- * text is the same for 5 and 5.0), so no record is in two branches.
- */
-export function inBranches(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Condition[][] | undefined {
-  if (sort.some((k) => k.target.kind === "field" || k.target.column !== "created_at")) return undefined;
-  if (pinnedField(scope, conditions, sort) !== undefined) return undefined;
-  const at = conditions.findIndex((c) => c.op === "$in" && c.target.kind === "field" && scope.indexed.has(c.target.path));
-  if (at === -1) return undefined;
-  const c = conditions[at] as Exclude<Condition, TextCondition>;
-  const values = [...new Map((c.value as Json[]).map((v) => [JSON.stringify(v), v])).values()];
-  if (values.length < 2 || values.length > MAX_BRANCHES) return undefined;
-  return values.map((value) => conditions.map((x, i): Condition => (i === at ? { target: c.target, op: "$eq", value } : x)));
-}
-
 /** ORDER BY with the tie-breaks SQLite uses: creation time, then `seq`, in the last key's direction. */
 export function orderSql(sort: SortKey[], pinned?: string): string {
   const terms: string[] = [];

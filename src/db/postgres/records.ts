@@ -5,12 +5,12 @@ import { incrementUsageIn } from "./billing.ts";
 import { searchDocument } from "../../data/text.ts";
 
 import type { Condition, Json, SortKey } from "../../data/query.ts";
-import { afterSql, inBranches, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
+import { afterSql, orderSql, Params, pinnedField, whereSql } from "./records-sql.ts";
 import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts";
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
@@ -63,7 +63,7 @@ function createPreparedTexts(now: () => number = Date.now) {
  * order and merged.
  */
 function pageQuery(scope: RecordScope, conditions: Condition[], sort: SortKey[], after: string, page: ListPage, p: Params, where?: string): string {
-  const branches = inBranches(scope, conditions, sort);
+  const branches = pinnedField(scope, conditions, sort) === undefined ? inBranches(conditions, sort, (path) => scope.indexed.has(path)) : undefined;
   if (!branches) where ??= whereSql(scope, conditions, p).sql;
   const limit = `LIMIT ${p.add(page.limit, "bigint")} OFFSET ${p.add(page.offset, "bigint")}`;
   if (!branches) return `SELECT ${COLUMNS} FROM records WHERE ${where}${after} ORDER BY ${orderSql(sort, pinnedField(scope, conditions, sort))} ${limit}`;

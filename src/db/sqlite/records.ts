@@ -10,7 +10,7 @@ import { LEGACY_INDEX_NAME } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createFieldIndexes, type ReadyIndexes } from "./record-field-index.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { recordCounts } from "./record-counts.ts";
 
 export type { RecordScope } from "../types.ts";
@@ -39,6 +39,50 @@ function pageSql(from: string, where: Fragment, order: Fragment, limit: number):
   return `SELECT ${COLUMNS} FROM ${from} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
 }
 
+/** A list page's statement text and arguments, with where each call puts its tenant and offset. */
+interface PageStatement {
+  sql: string;
+  args: unknown[];
+  /** argument positions of the tenant (one per branch; TENANT_PARAM without branches) */
+  tenantAt: number[];
+  /** argument positions of the offset inside the statement; the last argument is always the offset */
+  offsetAt: number[];
+}
+
+/**
+ * The page query: one statement over the filter, or, for an `$in` on an indexed field
+ * (shared.ts inBranches), each value's first `offset + limit` matches, read through that
+ * value's index entries in order, merged and sorted.
+ */
+function pageStatement(scope: RecordScope, ready: ReadonlyMap<string, number>, conditions: Condition[], sort: SortKey[], limit: number, after?: KeyTerm[]): PageStatement {
+  const one = (conds: Condition[]) => {
+    const driver = chooseDriver(ready, conds, sort);
+    const w = whereSql(scope, conds, driver);
+    const a = after ? afterSql(after, driver) : undefined;
+    const where = a ? { sql: `${w.sql} AND ${a.sql}`, params: [...w.params, ...a.params] } : w;
+    const order = orderSql(conds, sort, driver);
+    return { from: fromSql(driver), where, order };
+  };
+  const branches = inBranches(conditions, sort, (path) => ready.has(path));
+  if (!branches) {
+    const { from, where, order } = one(conditions);
+    return { sql: pageSql(from, where, order, limit), args: [...where.params, ...order.params], tenantAt: [TENANT_PARAM], offsetAt: [] };
+  }
+  const args: unknown[] = [];
+  const tenantAt: number[] = [];
+  const offsetAt: number[] = [];
+  const parts = branches.map((b) => {
+    const { from, where, order } = one(b);
+    tenantAt.push(args.length + TENANT_PARAM);
+    args.push(...where.params, ...order.params);
+    offsetAt.push(args.length);
+    args.push(0);
+    return `SELECT * FROM (SELECT ${COLUMNS} FROM ${from} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} + ?)`;
+  });
+  const merged = orderSql([], sort);
+  return { sql: pageSql(`(${parts.join(" UNION ALL ")})`, { sql: "1", params: [] }, merged, limit), args: [...args, ...merged.params], tenantAt, offsetAt };
+}
+
 const STATEMENT_CACHE_SIZE = 500;
 
 /**
@@ -49,6 +93,8 @@ const STATEMENT_CACHE_SIZE = 500;
 interface ListPlan {
   page: Statement;
   args: unknown[];
+  tenantAt: number[];
+  offsetAt: number[];
   count?: Statement;
   /** what count reads (records-sql.ts countSql) */
   counted: { from: string; where: Fragment };
@@ -233,12 +279,12 @@ export function createRecordsRepo(db: SqliteDb) {
 
   function compile(scope: RecordScope, ready: ReadyIndexes, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
     const driver = chooseDriver(ready.ix, conditions, sort);
-    const where = whereSql(scope, conditions, driver);
-    const order = orderSql(conditions, sort, driver);
-    const from = fromSql(driver);
+    const page = pageStatement(scope, ready.ix, conditions, sort, limit);
     return {
-      page: stmt(pageSql(from, where, order, limit), true),
-      args: [...where.params, ...order.params],
+      page: stmt(page.sql, true),
+      args: page.args,
+      tenantAt: page.tenantAt,
+      offsetAt: page.offsetAt,
       filterKey: JSON.stringify(conditions),
       fields: indexableFields(conditions, sort),
       ready,
@@ -272,7 +318,9 @@ export function createRecordsRepo(db: SqliteDb) {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    const args = withTenant(plan.args, tenantId);
+    const args = plan.args.slice();
+    for (const i of plan.tenantAt) args[i] = tenantId;
+    for (const i of plan.offsetAt) args[i] = page.offset;
     args.push(page.offset);
     // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
     const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? plan.page.all(...args) : plan.page.iterate(...args);
@@ -300,12 +348,8 @@ export function createRecordsRepo(db: SqliteDb) {
   function afterPlan(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage & { after: KeyTerm[] }): ListPlan {
     const base = planFor(scope, conditions, sort, page.limit);
     countOf(base);
-    const driver = chooseDriver(base.ready.ix, conditions, sort);
-    const w = whereSql(scope, conditions, driver);
-    const after = afterSql(page.after, driver);
-    const order = orderSql(conditions, sort, driver);
-    const where = { sql: `${w.sql} AND ${after.sql}`, params: [...w.params, ...after.params] };
-    return { ...base, page: stmt(pageSql(fromSql(driver), where, order, page.limit), true), args: [...where.params, ...order.params] };
+    const s = pageStatement(scope, base.ready.ix, conditions, sort, page.limit, page.after);
+    return { ...base, page: stmt(s.sql, true), args: s.args, tenantAt: s.tenantAt, offsetAt: s.offsetAt };
   }
 
   /** A page that ran out of matches before its limit already counted them (not a cursor page: records before it were not read). */
@@ -483,11 +527,8 @@ export function createRecordsRepo(db: SqliteDb) {
     /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
     async explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]> {
       fieldIndexes.refresh();
-      const driver: Driver | undefined = chooseDriver(fieldIndexes.ready(scope.appId, scope.collection).ix, conditions, sort);
-      const w = whereSql(scope, conditions, driver);
-      const o = orderSql(conditions, sort, driver);
-      const sql = `EXPLAIN QUERY PLAN ${pageSql(fromSql(driver), w, o, 50)}`;
-      return (db.prepare(sql).all(...w.params, ...o.params, 0) as { detail: string }[]).map((r) => r.detail);
+      const page = pageStatement(scope, fieldIndexes.ready(scope.appId, scope.collection).ix, conditions, sort, 50);
+      return (db.prepare(`EXPLAIN QUERY PLAN ${page.sql}`).all(...page.args, 0) as { detail: string }[]).map((r) => r.detail);
     },
   };
 }
