@@ -16,10 +16,16 @@ export const FRESHNESS_MS = 100;
 export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 
 /** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
-/** The tenant holds as many records as `cap` allows: the insert was not made. */
+/**
+ * The write was not made: the tenant holds as many records as `cap` allows (`records`), or
+ * the write would take its record data past `cap` bytes (`bytes`).
+ */
 export class QuotaReached extends Error {
-  constructor(readonly cap: number) {
-    super(`record quota of ${cap} reached`);
+  constructor(
+    readonly cap: number,
+    readonly kind: "records" | "bytes" = "records",
+  ) {
+    super(kind === "records" ? `record quota of ${cap} reached` : `record byte quota of ${cap} reached`);
   }
 }
 
