@@ -75,11 +75,15 @@ export function tableRows(rows, argon2Bound) {
 /** Issue 40: every PostgreSQL row at least 0.85 × the raw PostgreSQL baseline of the same run. */
 export const PG_TARGET = { kind: "ratio", min: 0.85, text: "≥ 0.85 × raw-pg" };
 
-/** Whether the row's PostgreSQL pair meets PG_TARGET (tenantd-pg / raw-pg), and that figure. */
+/**
+ * Whether the row's PostgreSQL pair meets PG_TARGET (tenantd-pg / raw-pg), and that figure. A
+ * row whose baseline is tenantd itself (`baselineOnTenantd`) is judged on its own target.
+ */
 export function judgePg(row) {
   const p = row.postgres;
   if (!p || p.skipped || p.failed || p.rawPgRatio === undefined) return undefined;
-  return { met: p.rawPgRatio >= PG_TARGET.min, figure: `${fmt(p.rawPgRatio, 2)} ×` };
+  const min = row.baselineOnTenantd ? row.target.min : PG_TARGET.min;
+  return { met: p.rawPgRatio >= min, figure: `${fmt(p.rawPgRatio, 2)} ×${row.baselineOnTenantd ? ` (${row.target.text})` : ""}` };
 }
 
 /** Whether tenantd-pg meets the row's target against Parse Server (parse-peer.mjs), and that figure. */
