@@ -83,7 +83,7 @@ export function judgePg(row) {
   const p = row.postgres;
   if (!p || p.skipped || p.failed || p.rawPgRatio === undefined) return undefined;
   const min = row.baselineOnTenantd ? row.target.min : PG_TARGET.min;
-  return { met: p.rawPgRatio >= min, figure: `${fmt(p.rawPgRatio, 2)} ×${row.baselineOnTenantd ? ` (${row.target.text})` : ""}` };
+  return { met: p.rawPgRatio >= min, figure: `${fmt(p.rawPgRatio, 2)} ×` };
 }
 
 /** Whether tenantd-pg meets the row's target against Parse Server (parse-peer.mjs), and that figure. */
@@ -127,7 +127,7 @@ function pgTableRows(rows, argon2Bound, withParse) {
       pgNote ?? fmt(p.rps), pgNote ? "" : ms(p.p50), pgNote ? "" : ms(p.p99),
       fmt(rawPg.rps), ms(rawPg.p50), ms(rawPg.p99),
       p.rawPgRatio === undefined ? "" : fmt(p.rawPgRatio, 2),
-      verdict ? (verdict.met ? "yes" : "NO") : "",
+      verdict ? `${verdict.met ? "yes" : "NO"}${row.baselineOnTenantd ? ` (${row.target.text})` : ""}` : "",
       ...(withParse ? parseCells(row) : []),
       sq[11],
       pgNote || p.cpuUsPerRequest === undefined ? "" : `${withDb(p)} / ${withDb(rawPg)}`,

@@ -255,7 +255,7 @@ function printRow(row) {
   const parseVerdict = judgeParse(row);
   console.log(
     `${row.name} on PostgreSQL (load ${row.loadAverage}): tenantd ${side(p)}${db(p)}${rawPg}${parse}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw (SQLite)` : ""}` +
-      `${verdict ? ` | ${PG_TARGET.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}` +
+      `${verdict ? ` | ${row.baselineOnTenantd ? row.target.text : PG_TARGET.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}` +
       `${parseVerdict ? ` | ${p.parseTarget.text}: ${parseVerdict.figure} ${parseVerdict.met ? "met" : "MISSED"}` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}`,
   );
 }
@@ -274,6 +274,7 @@ function printSqliteRow(row) {
   if (row.skipped) return console.log(`${row.name}: ${row.skipped}`);
   if (row.failed) return console.log(`${row.name}: FAILED ${row.failed}`);
   if (row.rawB) return console.log(`${row.name}: raw B ${side(row.rawB)} | raw ${side(row.raw)} | ×${row.ratio.toFixed(2)} (identical servers)`);
+  if (!row.tenantd && !row.raw) return console.log(`${row.name}: no SQLite pair (its baseline is tenantd on SQLite, not started)`);
   if (!row.tenantd) return console.log(`${row.name}: raw ${side(row.raw)}`);
   const verdict = judge(row, result.argon2?.hashesPerSecond);
   console.log(`${row.name}: tenantd ${side(row.tenantd)} | raw ${side(row.raw)} | ×${row.ratio.toFixed(2)}${verdict ? ` | ${row.target.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}`);
