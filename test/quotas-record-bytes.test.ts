@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { dataClient } from "./data-helpers.ts";
+import { storeRows } from "./_store.ts";
 
 /** Issue 39, item 4(a): a byte quota on record data, kept as a counter, checked in the write. */
 
@@ -143,5 +144,26 @@ describe("settings.quotas.recordBytes", () => {
     const upserts = await Promise.all(Array.from({ length: 10 }, (_, i) => api.upsert("items", sized(size, { key: `k${i}` }))));
     for (const r of upserts) if (r.status !== 201) refusedForBytes(r, cap);
     expect((await storedBytes(t, tenant, "notes")) + (await storedBytes(t, tenant, "items"))).toBeLessThanOrEqual(cap);
+  });
+
+  it("counts the records a store held before the counter existed (the migration adds them up)", async () => {
+    const first = await capped(1000);
+    await first.api.create("notes", sized(600));
+    await first.api.create("tasks", sized(300));
+    // The store as it was before the counter's migration (SQLite 21, PostgreSQL 15).
+    const rows = storeRows(first.t.backend);
+    if (rows.engine === "sqlite") {
+      for (const trigger of ["added", "removed", "changed", "moved"]) await rows.run(`DROP TRIGGER record_bytes_${trigger}`);
+      await rows.run("DROP TABLE record_bytes");
+      await rows.run("DELETE FROM schema_migrations WHERE version = 21");
+    } else {
+      await rows.run("DROP TABLE record_byte_stripes CASCADE");
+      await rows.run("DELETE FROM schema_migrations WHERE version = 15");
+    }
+    await first.t.backend.close();
+    const t = await startBackend({ dataDir: first.t.dataDir });
+    const api = dataClient(t, first.tenant);
+    refusedForBytes(await api.create("notes", sized(101)), 1000);
+    expect((await api.create("notes", sized(100))).status).toBe(201);
   });
 });
