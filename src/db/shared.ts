@@ -15,7 +15,6 @@ export const FRESHNESS_MS = 100;
 /** Subscription statuses that grant a plan's entitlements. */
 export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 
-/** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
 /**
  * The write was not made: the tenant holds as many records as `cap` allows (`records`), or
  * the write would take its record data past `cap` bytes (`bytes`).
@@ -29,6 +28,7 @@ export class QuotaReached extends Error {
   }
 }
 
+/** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
 export class UniqueConflict extends Error {
   constructor(readonly field: string) {
     super(`unique field ${field} taken`);
