@@ -15,13 +15,11 @@ export const FRESHNESS_MS = 100;
 /** Subscription statuses that grant a plan's entitlements. */
 export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 
-/**
- * The write was not made: the tenant holds as many records as `cap` allows (`records`), or
- * the write would take its record data past `cap` bytes (`bytes`).
- */
+/** The tenant holds as many records as `cap` allows: the insert was not made. */
 export class QuotaReached extends Error {
   constructor(
     readonly cap: number,
+    /** `bytes`: instead, the write would take the tenant's record data past `cap` bytes (nothing was written). */
     readonly kind: "records" | "bytes" = "records",
   ) {
     super(kind === "records" ? `record quota of ${cap} reached` : `record byte quota of ${cap} reached`);
