@@ -17,8 +17,12 @@ export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 
 /** The tenant holds as many records as `cap` allows: the insert was not made. */
 export class QuotaReached extends Error {
-  constructor(readonly cap: number) {
-    super(`record quota of ${cap} reached`);
+  constructor(
+    readonly cap: number,
+    /** `bytes`: instead, the write would take the tenant's record data past `cap` bytes (nothing was written). */
+    readonly kind: "records" | "bytes" = "records",
+  ) {
+    super(kind === "records" ? `record quota of ${cap} reached` : `record byte quota of ${cap} reached`);
   }
 }
 

@@ -22,6 +22,9 @@ type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
 
+/** The stripes of a tenant's record bytes (migration 15). */
+const BYTE_STRIPES = 16;
+
 /** Optimistic attempts of an update before it takes the row's lock instead. */
 const OPTIMISTIC_ATTEMPTS = 3;
 
@@ -132,35 +135,127 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
   }
 
   /**
-   * The quota is checked by the INSERT itself (it inserts nothing past the cap): with no
-   * unique field to check first, a create is one round trip.
+   * The quotas are checked by the INSERT itself (it inserts nothing past a cap): with no
+   * unique field to check first, a create is one round trip. Past the byte gate (bytesGate)
+   * it is tried again in a transaction that first makes room (makeRoom), which also says
+   * which cap refused it. `tx` is undefined outside a transaction.
    */
-  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
-    await assertUnique(tx, scope, data, unique, -1);
+  async function insertRow(
+    tx: PgTx | undefined,
+    scope: RecordScope,
+    id: string,
+    data: Record<string, unknown>,
+    now: number,
+    unique: readonly string[],
+    cap: number | null,
+    bytesCap: number | null | undefined,
+  ): Promise<RecordRow> {
+    const q = tx ?? sql;
+    await assertUnique(q, scope, data, unique, -1);
     const text = JSON.stringify(data);
-    const [r] =
-      cap === null
-        ? await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+    const len = bytesCap == null ? 0 : Buffer.byteLength(text);
+    const insert = (q: Runner) =>
+      cap === null && bytesCap == null
+        ? q<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
             VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`
-        : await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+        : q<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
             SELECT ${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}::bigint, ${now}::bigint
-            WHERE (SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}) < ${cap}
+            WHERE ${cap === null ? q`TRUE` : q`(SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}) < ${cap}`}
+              AND ${bytesCap == null ? q`TRUE` : q`EXISTS (${bytesGate(q, scope.tenantId, len, bytesCap)})`}
             RETURNING seq`;
+    let [r] = await insert(q);
+    if (!r && bytesCap != null) {
+      const retry = async (tx: PgTx) => {
+        if (cap !== null) {
+          const [c] = await tx<{ n: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}`;
+          if (c!.n >= cap) throw new QuotaReached(cap);
+        }
+        if (!(await makeRoom(tx, scope.tenantId, len, bytesCap))) throw new QuotaReached(bytesCap, "bytes");
+        const [row] = await insert(tx);
+        if (!row) throw new QuotaReached(bytesCap, "bytes");
+        return row;
+      };
+      r = await (tx ? retry(tx) : sql.begin(retry));
+    }
     if (!r) throw new QuotaReached(cap!);
-    await indexText(tx, scope, r.seq, data);
+    await indexText(q, scope, r.seq, data);
     return { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
-  async function updateRow(tx: PgTx, scope: RecordScope, row: RecordRow, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, unique: readonly string[]) {
+  /**
+   * The tenant's byte stripe of this connection (migration 15), locked until the transaction
+   * ends, when `grow` more bytes fit in the stripe's share of `bytesCap` (the cap split in
+   * BYTE_STRIPES parts, so the shares add up to it) and, as read, in the cap itself. A row
+   * when they fit; none when they do not (or the stripe has no row yet): makeRoom then decides.
+   */
+  const bytesGate = (q: Runner, tenantId: string, grow: number, bytesCap: number) =>
+    q`SELECT 1 FROM record_byte_stripes
+      WHERE tenant_id = ${tenantId} AND stripe = (pg_backend_pid() % ${BYTE_STRIPES})::smallint
+        AND bytes + ${grow}::bigint <= ${bytesCap}::bigint / ${BYTE_STRIPES} + (stripe < ${bytesCap}::bigint % ${BYTE_STRIPES})::int
+        AND (SELECT SUM(bytes) FROM record_byte_stripes WHERE tenant_id = ${tenantId}) + ${grow}::bigint <= ${bytesCap}::bigint
+      FOR UPDATE`;
+
+  /**
+   * The slow way through the byte gate. Locks this connection's stripe, then whichever other
+   * stripes of the tenant no one holds (SKIP LOCKED: a transaction holding its own stripe
+   * never waits for another, so two of these cannot deadlock), and when `grow` more bytes fit
+   * in the cap and in the free bytes of the locked stripes, moves those free bytes so that
+   * each locked stripe keeps an even part and this one also `grow`. Every stripe stays within
+   * its share, so the shares (adding up to the cap) bound the sum. False, changing nothing,
+   * when the bytes do not fit; while other writes of the tenant hold stripes with free bytes,
+   * that may refuse a write that would just fit. Only the sum of the stripes means anything:
+   * moving bytes between them changes no total.
+   */
+  async function makeRoom(tx: PgTx, tenantId: string, grow: number, bytesCap: number): Promise<boolean> {
+    await tx`INSERT INTO record_byte_stripes (tenant_id, stripe, bytes)
+      SELECT ${tenantId}, s, 0 FROM generate_series(0, ${BYTE_STRIPES - 1}) s ON CONFLICT DO NOTHING`;
+    const [own] = await tx<{ stripe: number; bytes: number }[]>`SELECT stripe, bytes FROM record_byte_stripes
+      WHERE tenant_id = ${tenantId} AND stripe = (pg_backend_pid() % ${BYTE_STRIPES})::smallint FOR UPDATE`;
+    const [others, [total]] = await Promise.all([
+      tx<{ stripe: number; bytes: number }[]>`SELECT stripe, bytes FROM record_byte_stripes
+        WHERE tenant_id = ${tenantId} AND stripe <> ${own!.stripe} ORDER BY stripe FOR UPDATE SKIP LOCKED`,
+      tx<{ n: number }[]>`SELECT SUM(bytes)::bigint AS n FROM record_byte_stripes WHERE tenant_id = ${tenantId}`,
+    ]);
+    if (total!.n + grow > bytesCap) return false;
+    const rows = [own!, ...others];
+    const share = (stripe: number) => Math.floor(bytesCap / BYTE_STRIPES) + (stripe < bytesCap % BYTE_STRIPES ? 1 : 0);
+    const spare = rows.reduce((sum, r) => sum + share(r.stripe) - r.bytes, 0) - grow;
+    if (spare < 0) return false;
+    const even = Math.floor(spare / rows.length);
+    // Each locked stripe keeps `even` bytes free under its share; this one also `grow` and what does not divide.
+    const bytes = rows.map((r, i) => share(r.stripe) - even - (i === 0 ? grow + (spare - even * rows.length) : 0));
+    await tx`UPDATE record_byte_stripes AS b SET bytes = v.bytes
+      FROM (SELECT unnest(${rows.map((r) => r.stripe)}::smallint[]) AS stripe, unnest(${bytes}::bigint[]) AS bytes) v
+      WHERE b.tenant_id = ${tenantId} AND b.stripe = v.stripe`;
+    return true;
+  }
+
+  /** Throws QuotaReached when growing the tenant's record data by `grow` bytes would pass `bytesCap`; else holds its byte stripe's lock. */
+  async function assertBytes(tx: PgTx, tenantId: string, grow: number, bytesCap: number | null | undefined) {
+    if (bytesCap == null || grow <= 0) return;
+    if ((await bytesGate(tx, tenantId, grow, bytesCap)).length > 0) return;
+    if (!(await makeRoom(tx, tenantId, grow, bytesCap))) throw new QuotaReached(bytesCap, "bytes");
+  }
+
+  async function updateRow(
+    tx: PgTx,
+    scope: RecordScope,
+    row: RecordRow,
+    transform: (d: Record<string, unknown>) => Record<string, unknown>,
+    now: number,
+    unique: readonly string[],
+    bytesCap: number | null | undefined,
+  ) {
     const next = transform(JSON.parse(row.data) as Record<string, unknown>);
     await assertUnique(tx, scope, next, unique, row.seq);
     const text = JSON.stringify(next);
+    if (bytesCap != null) await assertBytes(tx, scope.tenantId, Buffer.byteLength(text) - Buffer.byteLength(row.data), bytesCap);
     await tx`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq}`;
     await indexText(tx, scope, row.seq, next);
     return { ...row, data: text, updatedAt: now };
   }
 
-  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
+  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
     // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
     const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
@@ -173,8 +268,8 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // holds the value, or exactly one does. Only the other unique fields need their own query.
     const settled = !duplicate && (key.value === null || typeof key.value !== "object");
     const others = settled ? unique.filter((f) => f !== key.field) : unique;
-    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others), created: false };
-    return { row: await insertRow(tx, scope, newId, data, now, others, cap), created: true };
+    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others, bytesCap), created: false };
+    return { row: await insertRow(tx, scope, newId, data, now, others, cap, bytesCap), created: true };
   }
 
   const removeRow = async (q: Runner, scope: RecordScope, id: string) =>
@@ -184,13 +279,13 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
   async function write(tx: PgTx, w: BatchWrite, now: number): Promise<BatchOutcome> {
     switch (w.kind) {
       case "insert":
-        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap);
+        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap, w.bytesCap);
       case "update": {
         const row = await byId(tx, w.scope, w.id, true);
-        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique);
+        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique, w.bytesCap);
       }
       case "upsert":
-        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
+        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap, w.bytesCap);
       case "remove":
         return removeRow(tx, w.scope, w.id);
       case "usage":
@@ -256,11 +351,11 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     },
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
-    insert: (scope, id, data, now, unique, cap) =>
+    insert: (scope, id, data, now, unique, cap, bytesCap) =>
       scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
-        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap))
-        : insertRow(sql, scope, id, data, now, [], cap),
-    async update(scope, id, transform, now, unique) {
+        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap, bytesCap))
+        : insertRow(undefined, scope, id, data, now, [], cap, bytesCap),
+    async update(scope, id, transform, now, unique, bytesCap) {
       // Without unique fields, two autocommitted statements instead of BEGIN, a locking read,
       // the write and COMMIT: the write only lands on the row version that was read (xmin),
       // and a concurrent write in between makes it read again. A collection with search on
@@ -270,15 +365,18 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
           WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
         if (!row) return undefined;
         const text = JSON.stringify(transform(JSON.parse(row.data) as Record<string, unknown>));
+        // Growing data under a byte cap passes the byte gate, which takes a transaction.
+        if (bytesCap != null && Buffer.byteLength(text) > Buffer.byteLength(row.data)) break;
         const written = await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
         if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
       }
       return sql.begin(async (tx) => {
         const row = await byId(tx, scope, id, true);
-        return row && updateRow(tx, scope, row, transform, now, unique);
+        return row && updateRow(tx, scope, row, transform, now, unique, bytesCap);
       });
     },
-    upsert: (scope, key, newId, data, transform, now, unique, cap) => sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap)),
+    upsert: (scope, key, newId, data, transform, now, unique, cap, bytesCap) =>
+      sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap, bytesCap)),
     remove: (scope, id) => removeRow(sql, scope, id),
     batch: (writes, now, check, claim) =>
       sql.begin(async (tx): Promise<BatchOutcome[] | "taken"> => {

@@ -166,6 +166,7 @@ export function createRecordsRepo(db: SqliteDb) {
         `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
       )
       .raw(true),
+    usedBytes: db.prepare<[string], number>("SELECT bytes FROM record_bytes WHERE tenant_id = ?").pluck(),
     legacyIndexes: db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, 8) = 'records_'").pluck(),
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
@@ -197,29 +198,44 @@ export function createRecordsRepo(db: SqliteDb) {
     if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
   }
 
-  function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): RecordRow {
+  /** The bytes of record data the tenant stores (migration 21's counter, kept by triggers). */
+  const usedBytes = (tenantId: string) => q.usedBytes.get(tenantId) ?? 0;
+
+  /**
+   * Throws QuotaReached when `grow` more bytes would take the tenant's record data past
+   * `bytesCap` (null: no cap). Read and write are one synchronous step on the one connection
+   * that writes, so concurrent requests cannot pass the cap together.
+   */
+  function assertBytes(scope: RecordScope, grow: number, bytesCap: number | null | undefined) {
+    if (bytesCap === null || bytesCap === undefined || grow <= 0) return;
+    if (usedBytes(scope.tenantId) + grow > bytesCap) throw new QuotaReached(bytesCap, "bytes");
+  }
+
+  function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], bytesCap?: number | null): RecordRow {
     assertUnique(scope, data, unique, -1);
     const text = JSON.stringify(data);
+    if (bytesCap != null) assertBytes(scope, Buffer.byteLength(text), bytesCap);
     const seq = Number(q.insert.run(id, scope.appId, scope.tenantId, scope.collection, text, now, now).lastInsertRowid);
     search.index(scope, seq, data);
     return { seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
-  function updateRow(scope: RecordScope, row: RawRecord, transform: DataTransform, now: number, unique: readonly string[]): RecordRow {
+  function updateRow(scope: RecordScope, row: RawRecord, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null): RecordRow {
     const next = transform(JSON.parse(row[2]) as Record<string, unknown>);
     assertUnique(scope, next, unique, row[0]);
     const text = JSON.stringify(next);
+    if (bytesCap != null) assertBytes(scope, Buffer.byteLength(text) - Buffer.byteLength(row[2]), bytesCap);
     q.update.run(text, now, row[0]);
     search.index(scope, row[0], next);
     return { ...toRecord(row), data: text, updatedAt: now };
   }
 
   const txInsert = db.transaction(insertRow);
-  const txUpdate = db.transaction((scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]) => {
+  const txUpdate = db.transaction((scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null) => {
     const row = byId(scope, id);
-    return row && updateRow(scope, row, transform, now, unique);
+    return row && updateRow(scope, row, transform, now, unique, bytesCap);
   });
-  function upsertRow(...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
+  function upsertRow(...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     const m = matching(scope, key.field, key.value);
     const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} ORDER BY seq LIMIT 2`, true).all(...m.where.params) as RawRecord[];
     // The lookup already answers the unique check of a scalar key: no record holds the value,
@@ -227,9 +243,9 @@ export function createRecordsRepo(db: SqliteDb) {
     // conflict). Only the other unique fields need their own query.
     const settled = !duplicate && (key.value === null || typeof key.value !== "object");
     const others = settled ? unique.filter((f) => f !== key.field) : unique;
-    if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+    if (existing) return { row: updateRow(scope, existing, transform, now, others, bytesCap), created: false };
     assertRoom(scope, cap);
-    return { row: insertRow(scope, newId, data, now, others), created: true };
+    return { row: insertRow(scope, newId, data, now, others, bytesCap), created: true };
   }
   const txUpsert = db.transaction(upsertRow);
 
@@ -242,13 +258,13 @@ export function createRecordsRepo(db: SqliteDb) {
     switch (w.kind) {
       case "insert":
         assertRoom(w.scope, w.cap);
-        return insertRow(w.scope, w.id, w.data, now, w.unique);
+        return insertRow(w.scope, w.id, w.data, now, w.unique, w.bytesCap);
       case "update": {
         const row = byId(w.scope, w.id);
-        return row && updateRow(w.scope, row, w.transform, now, w.unique);
+        return row && updateRow(w.scope, row, w.transform, now, w.unique, w.bytesCap);
       }
       case "upsert":
-        return upsertRow(w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
+        return upsertRow(w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap, w.bytesCap);
       case "remove":
         return q.remove.run(w.id, w.scope.appId, w.scope.tenantId, w.scope.collection).changes > 0;
       case "usage": {
@@ -421,19 +437,24 @@ export function createRecordsRepo(db: SqliteDb) {
       return result;
     },
     /** Inserts after checking the quota and unique fields, in the same synchronous step (throws QuotaReached, UniqueConflict). */
-    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
+    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null, bytesCap?: number | null): Promise<RecordRow> {
       assertRoom(scope, cap);
       forgetTotals(scope);
       // With no unique field to check first and no words to index, the INSERT is the whole write: one statement needs no transaction.
-      return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
+      return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique, bytesCap) : txInsert.immediate(scope, id, data, now, unique, bytesCap);
     },
     /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
-    async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined> {
+    async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null): Promise<RecordRow | undefined> {
       forgetTotals(scope);
-      return txUpdate.immediate(scope, id, transform, now, unique);
+      return txUpdate.immediate(scope, id, transform, now, unique, bytesCap);
     },
-    /** One statement where update() takes a transaction of four: no read, parse or serialize in JS. */
-    async patch(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number): Promise<RecordRow | undefined> {
+    /**
+     * One statement where update() takes a transaction of four: no read, parse or serialize in
+     * JS. Near the byte cap (within one record's largest size) it leaves the write to update(),
+     * which weighs the result against the cap.
+     */
+    async patch(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number, bytesCap?: number | null): Promise<RecordRow | undefined> {
+      if (bytesCap != null && usedBytes(scope.tenantId) + maxBytes > bytesCap) return undefined;
       forgetTotals(scope);
       const row = q.patch.get(patch, now, id, scope.appId, scope.tenantId, scope.collection, patch, maxBytes);
       return row && toRecord(row);
