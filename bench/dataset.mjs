@@ -34,6 +34,9 @@ export const COLLECTION_SETTINGS = {
  */
 export const BENCH_QUOTAS = { records: 100_000_000 };
 
+/** The page origin of the bench app (its passkey relying party: bench.tenantd.test). */
+export const BENCH_ORIGIN = "https://bench.tenantd.test";
+
 /** The list filters: 1 % of the records match each (value 7 of 100). */
 export const FILTERS = {
   indexed: { status: "s7" },

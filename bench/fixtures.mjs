@@ -1,7 +1,11 @@
 // What the scenarios need before a load, made once per run and shared: tenants, records,
 // the seeded collections, uploaded files. Each fixture exists on both servers.
 import { call, bearerHeaders, expectOk, multipart, opaqueBytes } from "./http.mjs";
-import { COLLECTIONS, COLLECTION_SETTINGS, FILTERS, HALF_FILTERS, PAGE, SEARCHES, SEARCH_MATCHES, SIZES, expectedMatches, recordData } from "./dataset.mjs";
+import { createJiti } from "jiti";
+import { BENCH_ORIGIN, COLLECTIONS, COLLECTION_SETTINGS, FILTERS, HALF_FILTERS, PAGE, SEARCHES, SEARCH_MATCHES, SIZES, expectedMatches, recordData } from "./dataset.mjs";
+
+// The API tests' software authenticator (real ES256 keys and signatures), not a copy of it.
+const { softAuthenticator } = await createJiti(import.meta.url).import("../test/_passkey.ts");
 
 export const PASSWORD = "correct horse battery staple";
 
@@ -132,6 +136,15 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
     return { tenant: t, seeded };
   }
 
+  /** A tenant with a passkey of a software authenticator; `device.get(options)` answers a sign-in's options. */
+  async function tdPasskey() {
+    const t = await tdSignup("passkey");
+    const device = softAuthenticator(BENCH_ORIGIN);
+    const options = expectOk(await call(td.url, "POST", "/api/v1/auth/passkeys/register/options", { bearer: t.bearer, body: {} }), "tenantd passkey options", [200]);
+    expectOk(await call(td.url, "POST", "/api/v1/auth/passkeys/register", { bearer: t.bearer, body: { credential: device.create(options) } }), "tenantd passkey register", [201]);
+    return { tenant: t, device };
+  }
+
   async function tdUpload(bytes) {
     const t = await f.td.main();
     const { body, contentType } = multipart(bytes);
@@ -161,6 +174,7 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
         return body;
       },
       items: () => once("td.items", () => tdItems(100)),
+      passkey: () => once("td.passkey", tdPasskey),
       /** One tenant with 100,000 records in `bench100k` (made through the API once, cloned in SQL). */
       big: () => freshSeeded(once("td.big", () => tdSeeded("big", COLLECTIONS.big, SIZES.big, f.raw.big))),
       /** One tenant with 1,000,000 records in `bench1m`. */

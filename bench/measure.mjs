@@ -117,10 +117,13 @@ function combineRounds({ nodes, before }, rounds) {
   };
 }
 
-/** Each round's rate of side A over side B's in the same round, and their median. */
-export function pairedRatio(a, b) {
-  if (!a.roundRps || !b.roundRps) return { ratio: a.rps / b.rps };
-  const roundRatios = a.roundRps.map((rps, i) => rps / b.roundRps[i]);
+/**
+ * Each round's rate of side A over side B's in the same round, and their median. `perA`:
+ * requests of A that make one operation (a passkey sign-in is two), so operations are compared.
+ */
+export function pairedRatio(a, b, perA = 1) {
+  if (!a.roundRps || !b.roundRps) return { ratio: a.rps / perA / b.rps };
+  const roundRatios = a.roundRps.map((rps, i) => rps / perA / b.roundRps[i]);
   return { ratio: median(roundRatios), roundRatios };
 }
 

@@ -50,7 +50,7 @@ export async function runPostgresScenario({ scenario, pg, f, pf, connections, wa
         scenario,
         sides: [
           { children: pg.node, side: tdSide },
-          { children: pg.raw, side: rawSide },
+          { children: scenario.baselineOnTenantd ? pg.node : pg.raw, side: rawSide },
           ...(parse ? [{ children: pg.parse, side: parse }] : []),
         ],
         rounds: scenario.amount ? 1 : rounds,
@@ -72,7 +72,7 @@ export async function runPostgresScenario({ scenario, pg, f, pf, connections, wa
       // The baseline answers every request; if it did not, its figure is not a baseline.
       if (out.rawPg.non2xx || out.rawPg.errors) throw new Error(`raw-pg: ${out.rawPg.non2xx} non-2xx answers and ${out.rawPg.errors} errors during the load`);
       if (!(out.rawPg.rps > 0)) throw new Error("raw-pg answered no request during the load: no baseline");
-      const paired = pairedRatio(out, out.rawPg);
+      const paired = pairedRatio(out, out.rawPg, scenario.requestsPerOperation);
       out.rawPgRatio = paired.ratio;
       if (paired.roundRatios) out.rawPgRoundRatios = paired.roundRatios;
       if (scenario.explain) {

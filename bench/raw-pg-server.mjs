@@ -17,6 +17,7 @@ import * as argon2 from "@node-rs/argon2";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
 import { seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
 import { DATA_EXPR, TSVECTOR_EXPR, checkDataExpr, settleSeeded } from "./pg-clone-seed.mjs";
+import { accessToken } from "./access-token.mjs";
 
 const { BENCH_PG_URL: databaseUrl } = process.env;
 if (!databaseUrl) throw new Error("raw-pg-server: BENCH_PG_URL must be set by the parent");
@@ -107,7 +108,7 @@ async function startSession(tenantId, now) {
     tx`INSERT INTO sessions (id, tenant_id, created_at, expires_at) VALUES (${sessionId}, ${tenantId}, ${now}, ${now + 90 * DAY})`,
     tx`INSERT INTO refresh_tokens (token_hash, session_id, created_at) VALUES (${sha(refreshToken)}, ${sessionId}, ${now})`,
   ]);
-  return { sessionId, refreshToken };
+  return { sessionId, refreshToken, accessToken: accessToken(tenantId, "raw", sessionId, now) };
 }
 
 const app = new H3();
@@ -137,7 +138,7 @@ app.post("/refresh", async (event) => {
   const next = token();
   const now = Date.now();
   const row = await sql.begin(async (tx) => {
-    const [r] = await tx`SELECT s.id, s.expires_at, s.ended_at, r.rotated_at FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+    const [r] = await tx`SELECT s.id, s.tenant_id, s.expires_at, s.ended_at, r.rotated_at FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
       WHERE r.token_hash = ${oldHash} FOR NO KEY UPDATE OF r`;
     if (!r) return undefined;
     await Promise.all([
@@ -148,7 +149,7 @@ app.post("/refresh", async (event) => {
     return r;
   });
   if (!row) throw new HTTPError({ status: 401, message: "unknown" });
-  return { refreshToken: next };
+  return { accessToken: accessToken(row.tenant_id, "raw", row.id, now), refreshToken: next };
 });
 
 app.get("/tenants/:id", async (event) => {

@@ -14,6 +14,7 @@ import { hash, verify } from "@node-rs/argon2";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
 import { recordData, searchWordsSql, seedTime, SIZES, COLLECTIONS } from "./dataset.mjs";
 import { turnCommit } from "./turn-commit.mjs";
+import { accessToken } from "./access-token.mjs";
 
 // The same cost tenantd uses in production (OWASP's argon2id).
 const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1, algorithm: 2 };
@@ -103,7 +104,7 @@ function startSession(tenantId, now) {
     q.insertSession.run(sessionId, tenantId, now, now + 90 * DAY);
     q.insertRefresh.run(sha(refreshToken), sessionId, now);
   }).immediate();
-  return { sessionId, refreshToken };
+  return { sessionId, refreshToken, accessToken: accessToken(tenantId, "raw", sessionId, now) };
 }
 
 const app = new H3();
@@ -139,9 +140,10 @@ const rotate = db.transaction((oldHash, next, now) => {
 app.post("/refresh", async (event) => {
   const { refreshToken } = await event.req.json();
   const next = token();
-  const row = await inTurn(() => rotate(sha(refreshToken), sha(next), Date.now()));
+  const now = Date.now();
+  const row = await inTurn(() => rotate(sha(refreshToken), sha(next), now));
   if (!row) throw new HTTPError({ status: 401, message: "unknown" });
-  return { refreshToken: next };
+  return { accessToken: accessToken(row.tenant_id, "raw", row.id, now), refreshToken: next };
 });
 
 app.get("/tenants/:id", (event) => {

@@ -162,18 +162,22 @@ if (!opts["no-write"]) console.log(`\nwrote ${writeResults(resultsDir, result)} 
 async function runScenario(scenario) {
   // The machine may be shared: each row says how busy it was when the row started.
   const row = { name: scenario.name, title: scenario.title, target: scenario.target, loadAverage: Math.round(loadavg()[0] * 10) / 10 };
+  if (scenario.baselineOnTenantd) row.baselineOnTenantd = true;
   const conns = scenario.connections ?? connections;
   try {
     if (scenario.custom === "storm") await runStorm(scenario, row);
     else if (scenario.control) await runControl(scenario, row, conns);
-    else {
+    // `baselineOnTenantd`: the baseline is another request of tenantd itself (scenarios.mjs),
+    // so without tenantd on SQLite the row has only its PostgreSQL pair.
+    else if (!scenario.baselineOnTenantd || td) {
       // Setup of both sides first: a tenantd endpoint that is missing skips the whole row.
-      const sides = { tenantd: td && (await scenario.tenantd(f, { connections: conns })), raw: await scenario.raw(fRaw, { connections: conns }) };
+      const onTenantd = Boolean(scenario.baselineOnTenantd);
+      const sides = { tenantd: td && (await scenario.tenantd(f, { connections: conns })), raw: await scenario.raw(onTenantd ? f : fRaw, { connections: conns }) };
       // The raw side's setup (a million rows seeded on a busy machine) may outlast tenantd's
       // access tokens: asked again, the fixtures refresh tokens older than 5 minutes.
       if (td) sides.tenantd = await scenario.tenantd(f, { connections: conns });
       const names = td ? ["tenantd", "raw"] : ["raw"];
-      const children = { tenantd: td, raw };
+      const children = { tenantd: td, raw: onTenantd ? td : raw };
       // Uploads send fixed request counts and measure RSS growth: one load each, not rounds.
       const measured = await measureInterleaved({
         scenario,
@@ -185,7 +189,7 @@ async function runScenario(scenario) {
       });
       names.forEach((name, i) => (row[name] = measured[i]));
       for (const name of names) refuseErrors(name, row[name]);
-      if (row.tenantd) Object.assign(row, pairedRatio(row.tenantd, row.raw));
+      if (row.tenantd) Object.assign(row, pairedRatio(row.tenantd, row.raw, scenario.requestsPerOperation));
       if (scenario.explain && td) {
         const plans = (result.explain[scenario.name] = await explain(scenario.explain));
         const lines = plans.tenantd.flatMap((p) => p.plan);
@@ -261,7 +265,7 @@ function printRow(row) {
   const parseVerdict = judgeParse(row);
   console.log(
     `${row.name} on PostgreSQL (load ${row.loadAverage}): tenantd ${side(p)}${db(p)}${rawPg}${parse}${p.ratio !== undefined ? ` | ×${p.ratio.toFixed(2)} raw (SQLite)` : ""}` +
-      `${verdict ? ` | ${PG_TARGET.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}` +
+      `${verdict ? ` | ${row.baselineOnTenantd ? row.target.text : PG_TARGET.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}` +
       `${parseVerdict ? ` | ${p.parseTarget.text}: ${parseVerdict.figure} ${parseVerdict.met ? "met" : "MISSED"}` : ""}${p.plan ? ` | field index ${p.planUsesFieldIndex ? "used" : "NOT used"}` : ""}` +
       `${p.relative ? ` | ${row.target.text}: ${p.relative.figure} ${p.relative.met ? "met" : "MISSED"}` : ""}` +
       `${row.target?.pgMaxMs !== undefined ? ` | p50 ≤ ${row.target.pgMaxMs} ms: ${p.p50} ms ${p.p50 <= row.target.pgMaxMs ? "met" : "MISSED"}` : ""}`,
@@ -282,6 +286,7 @@ function printSqliteRow(row) {
   if (row.skipped) return console.log(`${row.name}: ${row.skipped}`);
   if (row.failed) return console.log(`${row.name}: FAILED ${row.failed}`);
   if (row.rawB) return console.log(`${row.name}: raw B ${side(row.rawB)} | raw ${side(row.raw)} | ×${row.ratio.toFixed(2)} (identical servers)`);
+  if (!row.tenantd && !row.raw) return console.log(`${row.name}: no SQLite pair (its baseline is tenantd on SQLite, not started)`);
   if (!row.tenantd) return console.log(`${row.name}: raw ${side(row.raw)}`);
   const verdict = judge(row, result.argon2?.hashesPerSecond);
   console.log(`${row.name}: tenantd ${side(row.tenantd)} | raw ${side(row.raw)} | ×${row.ratio.toFixed(2)}${verdict ? ` | ${row.target.text}: ${verdict.figure} ${verdict.met ? "met" : "MISSED"}` : ""}`);

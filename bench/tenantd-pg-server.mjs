@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { toNodeHandler } from "h3/node";
 import { createTenantBackend, attachJsonClientErrors } from "../dist/index.js";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
-import { BENCH_QUOTAS, COLLECTION_SETTINGS } from "./dataset.mjs";
+import { BENCH_ORIGIN, BENCH_QUOTAS, COLLECTION_SETTINGS } from "./dataset.mjs";
 import { pgCloneSeed, pgSeedSearch } from "./pg-clone-seed.mjs";
 
 const { BENCH_PG_URL: databaseUrl, BENCH_SECRET_KEY: secretKey, BENCH_DATA_DIR: dataDir, BENCH_FIRST_NODE: first } = process.env;
@@ -37,7 +37,7 @@ handler = toNodeHandler(backend);
 const app = backend.defaultApp;
 if (first === "1") {
   if (!app) throw new Error("tenantd-pg-server: the first node found a database that already has apps; the bench needs an empty one");
-  await backend.admin.updateApp(app.id, { settings: { collections: COLLECTION_SETTINGS, quotas: BENCH_QUOTAS } });
+  await backend.admin.updateApp(app.id, { settings: { collections: COLLECTION_SETTINGS, quotas: BENCH_QUOTAS, corsOrigins: [BENCH_ORIGIN] } });
 }
 
 let closing;

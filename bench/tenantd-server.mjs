@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { toNodeHandler } from "h3/node";
 import { createTenantBackend, attachJsonClientErrors } from "../dist/index.js";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
-import { BENCH_QUOTAS, COLLECTION_SETTINGS, searchWordsSql } from "./dataset.mjs";
+import { BENCH_ORIGIN, BENCH_QUOTAS, COLLECTION_SETTINGS, searchWordsSql } from "./dataset.mjs";
 import { searchDocument } from "../dist/data/text.js";
 import { cloneSeed } from "./clone-seed.mjs";
 import { startSqlTrace } from "./sql-trace.mjs";
@@ -25,7 +25,7 @@ const url = await listen(server);
 const backend = await createTenantBackend({ dataDir, logger: "error", rateLimit: false, publicUrl: url });
 handler = toNodeHandler(backend);
 const app = backend.defaultApp;
-await backend.admin.updateApp(app.id, { settings: { collections: COLLECTION_SETTINGS, quotas: BENCH_QUOTAS } });
+await backend.admin.updateApp(app.id, { settings: { collections: COLLECTION_SETTINGS, quotas: BENCH_QUOTAS, corsOrigins: [BENCH_ORIGIN] } });
 const sqlite = backend.core.sqlite;
 
 let trace;

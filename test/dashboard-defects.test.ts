@@ -94,15 +94,19 @@ describe("dashboard defects (issue 45)", { timeout: 90_000 }, () => {
 
     await d.fill("input[name=defaultQuota]", "3");
     await d.fill("input[name=records]", "");
+    expect(await d.page.$eval("input[name=recordMb]", (e) => (e as HTMLInputElement).value)).toBe("1024");
+    await d.fill("input[name=recordMb]", "5");
     await d.click("button::-p-text(Save quotas)");
     await d.seeText("Saved");
     const settings = (await d.t.backend.admin.getApp(d.t.app.id)).settings;
     expect(settings.invites).toEqual({ defaultQuota: 3 });
     expect((settings.quotas as { records: number | null }).records).toBeNull();
+    expect((settings.quotas as { recordBytes: number | null }).recordBytes).toBe(5 * 1024 * 1024);
     // "No cap" reads back as an empty box, not 0.
     await d.page.reload();
     await d.seeText("Quotas");
     expect(await d.page.$eval("input[name=records]", (e) => (e as HTMLInputElement).value)).toBe("");
+    expect(await d.page.$eval("input[name=recordMb]", (e) => (e as HTMLInputElement).value)).toBe("5");
   });
 
   it("3. the tenants list, the records filter and the delivery log keep their view in the URL", async () => {

@@ -90,6 +90,13 @@ describe("indexed fields", () => {
     if (sqlite) expect(inSlug).toMatch(/USING COVERING INDEX record_field_entries_value \(.*rank=\? AND value=\?\)/);
     expectIndexUse(b, inSlug, /records_f_\w+/);
 
+    // An $in, newest first: each value's entries are read in order, as far as the page needs.
+    const inNewest = await plan(b, { score: { $in: [1, 2, 3] } });
+    if (sqlite) expect(inNewest.match(/SEARCH e USING COVERING INDEX record_field_entries_value \(ix=\? AND rec_tenant=\? AND rank=\? AND value=\?\)/g), inNewest).toHaveLength(3);
+    // (Each branch's few rows are sorted for the merge; the matches themselves are not.)
+    if (sqlite) expect(inNewest).not.toMatch(/SEARCH r USING INTEGER PRIMARY KEY \(rowid=\?\)\nUSE TEMP B-TREE/);
+    else expect(inNewest.match(/Limit [^\n]*\n\s*->  Index Scan( Backward)? using records_f_/g), inNewest).toHaveLength(3);
+
     const range = await plan(b, { score: { $gte: 3, $lt: 9 } }, { score: -1 });
     if (sqlite) expect(range).toMatch(/USING COVERING INDEX record_field_entries_value \(ix=\? AND rec_tenant=\? AND rank=\? AND value>\? AND value<\?\)/);
     expectIndexUse(b, range, /records_f_\w+/, { sorted: true });
@@ -189,7 +196,27 @@ describe("indexed fields", () => {
         await pick({ score: "7" }, { $createdAt: 1 }),
         await pick({ flag: true, score: { $in: [1, "0", 2] } }, { score: 1, flag: -1 }),
         await pick({}, { flag: 1, score: -1 }),
+        await pick({ score: { $in: [1, "0", 2, 1, null] } }, undefined),
+        await pick({ score: { $in: [3, 4, "7"] }, flag: false }, { $createdAt: 1 }),
       ]);
+      // An $in on an indexed field is read value by value on both engines (shared.ts
+      // inBranches): pages by offset and by cursor tile the one-page answer.
+      for (const sort of [undefined, { $createdAt: 1 }]) {
+        const filter = { score: { $in: [1, "0", 2, 9] } };
+        const whole = await pick(filter, sort);
+        const byOffset: number[] = [];
+        const byCursor: number[] = [];
+        let after: string | undefined;
+        for (let offset = 0; offset < whole.length; offset += 9) {
+          const page = (await b.api.list("items", { filter, sort, limit: 9, offset })).body;
+          expect(page.total).toBe(whole.length);
+          byOffset.push(...page.records.map((r: { id: string }) => ids.indexOf(r.id)));
+          const next = (await b.api.list("items", { filter, sort, limit: 9, after })).body;
+          byCursor.push(...next.records.map((r: { id: string }) => ids.indexOf(r.id)));
+          after = next.next;
+        }
+        expect({ sort, byOffset, byCursor }).toEqual({ sort, byOffset: whole, byCursor: whole });
+      }
     }
     expect(results[0]![0]!.length).toBeGreaterThan(0);
     expect(results[1]).toEqual(results[0]);

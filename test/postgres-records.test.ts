@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { parseFilter, parseSort } from "../src/data/query.ts";
+import { parseFilter, parseSort, type KeyTerm } from "../src/data/query.ts";
 import type { RecordScope } from "../src/db/types.ts";
 
 import type { Repositories } from "../src/db/repositories.ts";
@@ -146,6 +146,48 @@ describe("records on PostgreSQL match SQLite", () => {
     // 1,200 list queries: seconds on a quiet machine, more on a loaded CI runner.
   }, 180_000);
 
+  test("an $in on an indexed field pages by offset and by cursor as one list does, on both engines", async () => {
+    // PostgreSQL reads such a page value by value from the field's index (inBranches):
+    // duplicates, nulls, mixed types and both directions must not change a page.
+    const filters = [
+      { v: { $in: [5, "abc", true, null, 5, 5.0] } },
+      { v: { $in: [1, "1", 0, false] }, w: { $ne: null } },
+      { "n.x": { $in: ["a", "b", "z", 10, { a: 5 }] } },
+      { v: { $in: [2, 5, 10, 100, "5", "a", "b"] }, $createdAt: { $gte: new Date(T0 + 20_000).toISOString() } },
+    ];
+    const keyOf = (r: { createdAt: number; seq: number }, dir: 1 | -1): KeyTerm[] => [
+      { target: { kind: "meta", column: "created_at" }, dir, value: r.createdAt },
+      { target: { kind: "seq" }, dir, value: r.seq },
+    ];
+    for (const f of filters) {
+      for (const sort of [undefined, { $createdAt: 1 as const }]) {
+        const c = parseFilter(JSON.stringify(f));
+        const sk = parseSort(sort && JSON.stringify(sort));
+        const dir = sort ? 1 : -1;
+        const all = { limit: 1000, offset: 0, maxBytes: 1e7, maxRecordBytes: 1024 * 1024 };
+        const whole = await Promise.all(engines.map(([, db]) => db.records.list(scope("ten1", ["v", "n.x"]), c, sk, all, LIST_NOW)));
+        const expected = whole[0]!.records.map((x) => x.id);
+        expect(expected.length, JSON.stringify(f)).toBeGreaterThan(7);
+        expect(whole[1]!.records.map((x) => x.id), JSON.stringify({ f, sort })).toEqual(expected);
+        for (const [name, db] of engines) {
+          const byOffset: string[] = [];
+          const byCursor: string[] = [];
+          let after: KeyTerm[] | undefined;
+          for (let offset = 0; offset < expected.length; offset += 7) {
+            const page = await db.records.list(scope("ten1", ["v", "n.x"]), c, sk, { ...all, limit: 7, offset }, LIST_NOW);
+            expect(page.total).toBe(expected.length);
+            byOffset.push(...page.records.map((x) => x.id));
+            const next = await db.records.list(scope("ten1", ["v", "n.x"]), c, sk, { ...all, limit: 7, after }, LIST_NOW);
+            byCursor.push(...next.records.map((x) => x.id));
+            after = keyOf(next.records.at(-1)!, dir);
+          }
+          expect({ name, f, sort, byOffset }).toEqual({ name, f, sort, byOffset: expected });
+          expect({ name, f, sort, byCursor }).toEqual({ name, f, sort, byCursor: expected });
+        }
+      }
+    }
+  });
+
   test("the semantic table of data-filter.test.ts gives the same ids on both engines", async () => {
     const filters = [
       { v: 5 }, { v: "5" }, { v: true }, { v: 1 }, { v: { $eq: 0 } }, { v: false }, { v: null }, { v: { $ne: null } }, { v: { $ne: 5 } },
@@ -208,6 +250,10 @@ describe("records on PostgreSQL", () => {
       expect(p, JSON.stringify({ filter, sort })).toMatch(/records_f_[0-9a-f]{12}_[0-9a-f]{20}/);
       if (sort) expect(p, JSON.stringify({ filter, sort })).not.toMatch(/Sort Key/);
     }
+    // An $in under the default order reads each value's first matches from the index in
+    // creation order (a Limit over each value's index scan), instead of every match.
+    const merged = await plan({ "n.x": { $in: ["k1", "k2", "k3"] } });
+    expect(merged.match(/Limit [^\n]*\n\s*->  Index Scan( Backward)? using records_f_/g), merged).toHaveLength(3);
     // Without the index setting, the same query does not name one.
     expect(await plan({ w: 42 })).not.toMatch(/records_f_/);
     // Dropping the setting drops the index.

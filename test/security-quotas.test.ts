@@ -6,7 +6,7 @@ describe("default quotas per tenant (review item 13)", () => {
   it("a self-registered tenant is capped on records and file bytes by app defaults, which a plan's entitlements override", async () => {
     const t = await startFilesBackend(DRIVERS[1]);
     const app = await t.backend.admin.listApps().then((a) => a[0]!);
-    expect(app.settings.quotas).toEqual({ records: 100_000, storageBytes: 1024 * 1024 * 1024, files: 10_000 });
+    expect(app.settings.quotas).toEqual({ records: 100_000, recordBytes: 1024 * 1024 * 1024, storageBytes: 1024 * 1024 * 1024, files: 10_000 });
     await t.backend.admin.updateApp(t.app.id, { settings: { quotas: { records: 3, storageBytes: 2000 } } });
     const tenant = await signupTenant(t);
     const create = () => t.request("POST", "/api/v1/data/notes", { bearer: tenant.bearer, body: { data: { n: 1 } } });

@@ -13,6 +13,7 @@ import { toNodeHandler } from "h3/node";
 import { createTenantBackend } from "../../dist/index.js";
 import { COLLECTIONS, COLLECTION_SETTINGS, FILTERS, recordData } from "../dataset.mjs";
 import { turnCommit } from "../turn-commit.mjs";
+import { accessToken } from "../access-token.mjs";
 
 const [kind = "tenantd", scenario = "me"] = process.argv.slice(2);
 const sha = (text) => createHash("sha256").update(text).digest("hex");
@@ -134,8 +135,10 @@ function raw() {
   app.post("/refresh", async (event) => {
     const { refreshToken } = await event.req.json();
     const next = randomBytes(32).toString("base64url");
-    if (!(await inTurn(() => rotate(sha(refreshToken), sha(next), Date.now())))) throw new Error("unknown refresh token");
-    return { refreshToken: next };
+    const now = Date.now();
+    const row = await inTurn(() => rotate(sha(refreshToken), sha(next), now));
+    if (!row) throw new Error("unknown refresh token");
+    return { accessToken: accessToken(row.tenant_id, "raw", row.id, now), refreshToken: next };
   });
   // The same headers as tenantd's requests carry, so both parse the same request size.
   const headers = { authorization: `Bearer ${"x".repeat(280)}`, "x-service-app": "app_h3g75lgcso446o2l" };

@@ -5,6 +5,7 @@ import { effectiveEntitlements } from "../billing/effective.ts";
 
 /** Entitlement keys that override the app's default quotas (`true`: no cap, `false`: 0). */
 export const RECORDS_ENTITLEMENT = "records";
+export const RECORD_BYTES_ENTITLEMENT = "record_bytes";
 export const STORAGE_ENTITLEMENT = "storage_bytes";
 export const FILE_COUNT_ENTITLEMENT = "file_count";
 
@@ -43,6 +44,28 @@ export const recordLimitReached = (cap: number) =>
 
 /** The tenant's cap on records: its plan's `records`, else `settings.quotas.records`; null is none. */
 export async function recordCap(core: Core, app: AppRow, tenantId: string): Promise<number | null> {
-  const entitlements = await effectiveEntitlements(core, app, tenantId);
-  return capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records);
+  return (await recordCaps(core, app, tenantId)).records;
 }
+
+/** The tenant's caps on records and on the bytes of their data, from one read of its entitlements. */
+export interface RecordCaps {
+  /** its plan's `records`, else `settings.quotas.records`; null is none */
+  records: number | null;
+  /** its plan's `record_bytes`, else `settings.quotas.recordBytes`; null is none */
+  bytes: number | null;
+}
+
+export async function recordCaps(core: Core, app: AppRow, tenantId: string): Promise<RecordCaps> {
+  const entitlements = await effectiveEntitlements(core, app, tenantId);
+  return {
+    records: capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records),
+    bytes: capOf(entitlements[RECORD_BYTES_ENTITLEMENT], app.settings.quotas.recordBytes),
+  };
+}
+
+/**
+ * The error of a write that would take the tenant's record data past its byte cap. Unlike
+ * the record count, the store checks it so that concurrent writers cannot pass it together.
+ */
+export const recordBytesReached = (cap: number) =>
+  fail("limit_reached", `This write would take your records past ${cap} bytes of data, the most your plan allows. Delete records, make them smaller or upgrade the plan.`);

@@ -6,7 +6,7 @@ import type { BatchOutcome, BatchWrite, IdempotencyClaim, RecordRow } from "../d
 import { fail, type ErrorCode } from "../errors.ts";
 import { newId } from "../crypto/random.ts";
 import { BatchFailure } from "../db/shared.ts";
-import { recordCap } from "../account/quotas.ts";
+import { recordCaps, type RecordCaps } from "../account/quotas.ts";
 import { effectiveEntitlement } from "../billing/effective.ts";
 import { asLimit, FeatureKeyParam, MAX_INCREMENT } from "../billing/usage.ts";
 import { periodStart, type UsagePeriod } from "../billing/periods.ts";
@@ -64,8 +64,8 @@ interface Prepared {
 
 const recordReply = (status: number, row: RecordRow) => ({ status, body: `{"record":${recordJson(row)}}` });
 
-/** `cap`: the tenant's record cap (recordCap), looked up once per batch. */
-async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, cap: () => Promise<number | null>): Promise<Prepared> {
+/** `caps`: the tenant's record caps (recordCaps), looked up once per batch. */
+async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, caps: () => Promise<RecordCaps>): Promise<Prepared> {
   if (op.op === "increment") {
     const limit = asLimit(await effectiveEntitlement(core, auth.app, auth.tenantId, op.featureKey));
     const period = op.period as UsagePeriod;
@@ -87,8 +87,9 @@ async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, cap: ()
   switch (op.op) {
     case "create": {
       const data = checkData(await before("create", op.data));
+      const { records, bytes } = await caps();
       return {
-        write: { kind: "insert", scope, id: newId("rec"), data, unique, cap: await cap() },
+        write: { kind: "insert", scope, id: newId("rec"), data, unique, cap: records, bytesCap: bytes },
         check() {},
         reply: (row) => recordReply(201, row as RecordRow),
         after: (row) => after("create", row as RecordRow),
@@ -97,7 +98,7 @@ async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, cap: ()
     case "update": {
       const patch = checkPatch(await before("update", op.data, op.id));
       return {
-        write: { kind: "update", scope, id: op.id, transform: patchData(patch), unique },
+        write: { kind: "update", scope, id: op.id, transform: patchData(patch), unique, bytesCap: (await caps()).bytes },
         check(outcome) {
           if (outcome === undefined) throw notFound(op.collection, op.id);
         },
@@ -108,8 +109,9 @@ async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, cap: ()
     case "upsert": {
       // An upsert may create: the create hook sees its data, as for the single upsert.
       const data = checkData(await before("create", op.data));
+      const { records, bytes } = await caps();
       return {
-        write: { kind: "upsert", scope, key: upsertKey(op.collection, unique, data), newId: newId("rec"), data, transform: patchData(data), unique, cap: await cap() },
+        write: { kind: "upsert", scope, key: upsertKey(op.collection, unique, data), newId: newId("rec"), data, transform: patchData(data), unique, cap: records, bytesCap: bytes },
         check() {},
         reply: (outcome) => {
           const { row, created } = outcome as { row: RecordRow; created: boolean };
@@ -165,12 +167,12 @@ export interface WriteReply {
  */
 export async function runBatch(core: Core, auth: TenantAuth, ops: BatchOperation[], opts: { single?: boolean; claim?: IdempotencyClaim } = {}): Promise<WriteReply | "taken"> {
   const single = opts.single === true;
-  let capped: Promise<number | null> | undefined;
-  const cap = () => (capped ??= recordCap(core, auth.app, auth.tenantId));
+  let capped: Promise<RecordCaps> | undefined;
+  const caps = () => (capped ??= recordCaps(core, auth.app, auth.tenantId));
   const prepared: Prepared[] = [];
   for (const [i, op] of ops.entries()) {
     try {
-      prepared.push(await prepare(core, auth, op, cap));
+      prepared.push(await prepare(core, auth, op, caps));
     } catch (e) {
       throw failedAt(op, i, e, single);
     }

@@ -11,7 +11,7 @@ import { isPlainObject, mergePatch, type JsonObject } from "../tools/merge-patch
 import { parseList, type Condition, type Json, type SortKey } from "./query.ts";
 import { decodeCursor, encodeCursor, queryFingerprint } from "./cursor.ts";
 import { searchTerms, type SearchLanguage } from "./text.ts";
-import { recordCap, recordLimitReached } from "../account/quotas.ts";
+import { recordBytesReached, recordCaps, recordLimitReached } from "../account/quotas.ts";
 import { QuotaReached, UniqueConflict, valueAtPath } from "../db/shared.ts";
 import { afterRecordHook, beforeRecordHook } from "../server-hooks/records.ts";
 
@@ -159,9 +159,9 @@ export function checkData(data: unknown): JsonObject {
 
 export const notFound = (collection: string, id: string) => fail("not_found", `No record ${id.slice(0, 80)} in collection ${collection}.`);
 
-/** The store's refusals as a client reads them (the record quota's 402, a unique field's 409); anything else as it is. */
+/** The store's refusals as a client reads them (the record quotas' 402, a unique field's 409); anything else as it is. */
 export function storeError(collection: string, error: unknown): unknown {
-  if (error instanceof QuotaReached) return recordLimitReached(error.cap);
+  if (error instanceof QuotaReached) return error.kind === "bytes" ? recordBytesReached(error.cap) : recordLimitReached(error.cap);
   if (error instanceof UniqueConflict) {
     return fail("conflict", `Another record in ${collection} already has this ${error.field}: ${error.field} is unique. Change the value or update that record.`);
   }
@@ -182,9 +182,9 @@ export async function createRecord(core: Core, auth: TenantAuth, collection: str
   const { scope, unique } = recordScope(auth, collection);
   if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
-  // The store checks the cap in the insert itself: on PostgreSQL one round trip instead of two.
-  const cap = await recordCap(core, auth.app, auth.tenantId);
-  const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique, cap));
+  // The store checks the caps in the insert itself: on PostgreSQL one round trip instead of two.
+  const caps = await recordCaps(core, auth.app, auth.tenantId);
+  const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique, caps.records, caps.bytes));
   return core.serverHooks ? afterRecordHook(core, "create", auth, collection, row) : row;
 }
 
@@ -321,10 +321,14 @@ export async function updateRecord(core: Core, auth: TenantAuth, collection: str
   // The store merges when it can, no unique field needs checking and no words need indexing. The result needs no
   // walk of its own: it nests no deeper than the stored data or the patch, both checked,
   // and holds no number that was not in one of them. A store that did not write (no such
-  // record, or the result past the size limit) leaves it to update(), which says which.
-  const patched = unique.length === 0 && scope.search === undefined && core.db.records.patch ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes) : undefined;
+  // record, the result past the size limit or the tenant's byte cap) leaves it to update(), which says which.
+  const { bytes } = await recordCaps(core, auth.app, auth.tenantId);
+  const patched =
+    unique.length === 0 && scope.search === undefined && core.db.records.patch
+      ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes, bytes)
+      : undefined;
   if (patched) return core.serverHooks ? afterRecordHook(core, "update", auth, collection, patched) : patched;
-  const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique));
+  const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique, bytes));
   if (!row) throw notFound(collection, id);
   return core.serverHooks ? afterRecordHook(core, "update", auth, collection, row) : row;
 }
@@ -346,10 +350,11 @@ export async function upsertRecord(core: Core, auth: TenantAuth, collection: str
   if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
   const { field, value } = upsertKey(collection, unique, checked);
-  // An upsert that creates counts against the record quota like a create; one that updates does not.
-  const cap = await recordCap(core, auth.app, auth.tenantId);
+  // An upsert that creates counts against the record quota like a create; one that updates
+  // does not. Either counts against the byte quota by what it adds.
+  const caps = await recordCaps(core, auth.app, auth.tenantId);
   const result = await mapConflict(collection, () =>
-    core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique, cap),
+    core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique, caps.records, caps.bytes),
   );
   if (core.serverHooks) await afterRecordHook(core, result.created ? "create" : "update", auth, collection, result.row);
   return result;

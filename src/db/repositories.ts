@@ -332,24 +332,34 @@ export interface RecordsRepository {
   }>;
   /**
    * Inserts after checking unique fields in the same write transaction (throws UniqueConflict),
-   * unless the tenant already holds `cap` records across its collections (throws QuotaReached).
+   * unless the tenant already holds `cap` records across its collections, or its record data
+   * would pass `bytesCap` bytes (throws QuotaReached; null: no cap). Concurrent writes cannot
+   * pass the byte cap together.
    */
-  insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow>;
-  /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
-  update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined>;
+  insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null, bytesCap?: number | null): Promise<RecordRow>;
+  /**
+   * Reads, transforms and writes back in one transaction; undefined when the record is not in
+   * scope. A write that grows the data past the tenant's `bytesCap` throws QuotaReached.
+   */
+  update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null): Promise<RecordRow | undefined>;
   /**
    * Merge-patches (RFC 7396) the record's data with `patch` (JSON text of an object) inside
    * the store, in one statement, when the result takes at most `maxBytes` bytes. Undefined
    * when it did not write: no such record in scope, or the result too large; update() then
    * says which. Engines without a merge-patch function leave it out (PostgreSQL's jsonb
-   * merges one level only).
+   * merges one level only). Undefined too when the result would take the tenant's record data
+   * past `bytesCap`.
    */
-  patch?(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number): Promise<RecordRow | undefined>;
-  /** Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data` unless the tenant holds `cap` records (throws QuotaReached). */
+  patch?(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number, bytesCap?: number | null): Promise<RecordRow | undefined>;
+  /**
+   * Finds the record whose `key.field` equals `key.value` and transforms it, or inserts `data`
+   * unless the tenant holds `cap` records; either throws QuotaReached when it would take the
+   * tenant's record data past `bytesCap`.
+   */
   upsert(scope: RecordScope, key: {
       field: string;
       value: Json;
-  }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[], cap: number | null): Promise<{
+  }, newId: string, data: Record<string, unknown>, transform: DataTransform, now: number, unique: readonly string[], cap: number | null, bytesCap?: number | null): Promise<{
       row: RecordRow;
       created: boolean;
   }>;

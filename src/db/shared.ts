@@ -1,5 +1,5 @@
 import type { AuthChallengeRow, ChallengeOutcome } from "./types.ts";
-import type { Json } from "../data/query.ts";
+import type { Condition, Json, SortKey } from "../data/query.ts";
 
 /**
  * What both engines decide the same way. Rows and outcomes are in types.ts; this holds the
@@ -15,14 +15,18 @@ export const FRESHNESS_MS = 100;
 /** Subscription statuses that grant a plan's entitlements. */
 export const ENTITLING_STATUSES = ["active", "trialing", "past_due"] as const;
 
-/** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
 /** The tenant holds as many records as `cap` allows: the insert was not made. */
 export class QuotaReached extends Error {
-  constructor(readonly cap: number) {
-    super(`record quota of ${cap} reached`);
+  constructor(
+    readonly cap: number,
+    /** `bytes`: instead, the write would take the tenant's record data past `cap` bytes (nothing was written). */
+    readonly kind: "records" | "bytes" = "records",
+  ) {
+    super(kind === "records" ? `record quota of ${cap} reached` : `record byte quota of ${cap} reached`);
   }
 }
 
+/** Thrown inside a write transaction (rolling it back) when a unique field's value is taken. */
 export class UniqueConflict extends Error {
   constructor(readonly field: string) {
     super(`unique field ${field} taken`);
@@ -94,3 +98,29 @@ export function challengeOutcome(row: AuthChallengeRow | undefined, now: number)
 export const MAX_USAGE_KEYS = 100;
 /** The previous hash of an app's first audit entry. */
 export const AUDIT_GENESIS = "0".repeat(64);
+
+/** Values of one `$in` a list page splits into at most; a longer list reads its matches as one. */
+const MAX_IN_BRANCHES = 32;
+
+/**
+ * An `$in` on an indexed field under the default order (creation time), as one condition
+ * list per value, the `$in` replaced by `$eq`; undefined for any other list. A field's index
+ * yields each value's matches in creation order, but not the union of several values', so
+ * one statement over the `$in` reads and sorts every match for a page of 20 (half of a
+ * 100,000-record collection: 16 ms on SQLite, 30–50 ms on PostgreSQL). Read per value, each
+ * branch stops at the page's end and the branches' rows are merged. The values are
+ * deduplicated by their JSON text, which equal values share (5 and 5.0 both read `5`), so no
+ * record is in two branches. A list that already has an equality on an indexed field walks
+ * that field's index and is left as it is.
+ */
+export function inBranches(conditions: Condition[], sort: readonly SortKey[], indexed: (path: string) => boolean): Condition[][] | undefined {
+  if (sort.some((k) => k.target.kind !== "meta" || k.target.column !== "created_at")) return undefined;
+  const onIndex = (c: Condition) => c.op !== "$text" && c.target.kind === "field" && indexed(c.target.path);
+  if (conditions.some((c) => c.op === "$eq" && c.value !== null && onIndex(c))) return undefined;
+  const at = conditions.findIndex((c) => c.op === "$in" && onIndex(c));
+  if (at === -1) return undefined;
+  const c = conditions[at] as Exclude<Condition, { op: "$text" }>;
+  const values = [...new Map((c.value as Json[]).map((v) => [JSON.stringify(v), v])).values()];
+  if (values.length < 2 || values.length > MAX_IN_BRANCHES) return undefined;
+  return values.map((value) => conditions.map((x, i): Condition => (i === at ? { target: c.target, op: "$eq", value } : x)));
+}

@@ -314,9 +314,9 @@ export interface UsageIncrement {
 
 /** One write of a batch (records.batch), in the terms of the single-write methods (`cap`: the record quota, checked in the insert). */
 export type BatchWrite =
-  | { kind: "insert"; scope: RecordScope; id: string; data: Record<string, unknown>; unique: readonly string[]; cap: number | null }
-  | { kind: "update"; scope: RecordScope; id: string; transform: DataTransform; unique: readonly string[] }
-  | { kind: "upsert"; scope: RecordScope; key: { field: string; value: Json }; newId: string; data: Record<string, unknown>; transform: DataTransform; unique: readonly string[]; cap: number | null }
+  | { kind: "insert"; scope: RecordScope; id: string; data: Record<string, unknown>; unique: readonly string[]; cap: number | null; bytesCap?: number | null }
+  | { kind: "update"; scope: RecordScope; id: string; transform: DataTransform; unique: readonly string[]; bytesCap?: number | null }
+  | { kind: "upsert"; scope: RecordScope; key: { field: string; value: Json }; newId: string; data: Record<string, unknown>; transform: DataTransform; unique: readonly string[]; cap: number | null; bytesCap?: number | null }
   | { kind: "remove"; scope: RecordScope; id: string }
   | { kind: "usage"; usage: UsageIncrement };
 

@@ -115,6 +115,8 @@ export const NOT_COPIED: Record<string, string> = {
   record_field_entries: "the entries of SQLite's per-field record indexes: the target builds its own",
   record_field_drops: "SQLite's per-field record indexes being dropped: nothing to carry over",
   record_scopes: "PostgreSQL's per-collection record counts and versions: its triggers count the copied records as they are written",
+  record_bytes: "SQLite's per-tenant bytes of record data (the byte quota): its triggers count the copied records as they are written",
+  record_byte_stripes: "PostgreSQL's per-tenant bytes of record data (the byte quota): its triggers count the copied records as they are written",
   sqlite_sequence: "SQLite's AUTOINCREMENT counters: follow the copied seq values by themselves",
   change_counters: "PostgreSQL's cache-invalidation counters: the target's count its own changes",
   rate_windows: "PostgreSQL's shared rate-limit windows (SQLite keeps them in memory): counters, not data; they start afresh",

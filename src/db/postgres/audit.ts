@@ -9,14 +9,20 @@ export function createPgAuditRepo(sql: PgSql): AuditRepository {
   return {
     async append(entry, seal) {
       // The head row's lock serializes appends to one app across every node; other apps' go on.
+      // It is held for two round trips: the locking read, then the entry and the new head in
+      // one statement (the app's first entry makes the head row first).
       return sql.begin(async (tx) => {
-        await tx`INSERT INTO audit_heads (app_id, seq, hash, pruned_seq, pruned_hash) VALUES (${entry.appId}, 0, ${AUDIT_GENESIS}, 0, ${AUDIT_GENESIS}) ON CONFLICT (app_id) DO NOTHING`;
-        const [head] = await tx<{ seq: number; hash: string }[]>`SELECT seq, hash FROM audit_heads WHERE app_id = ${entry.appId} FOR UPDATE`;
+        const lockHead = () => tx<{ seq: number; hash: string }[]>`SELECT seq, hash FROM audit_heads WHERE app_id = ${entry.appId} FOR UPDATE`;
+        let [head] = await lockHead();
+        if (!head) {
+          await tx`INSERT INTO audit_heads (app_id, seq, hash, pruned_seq, pruned_hash) VALUES (${entry.appId}, 0, ${AUDIT_GENESIS}, 0, ${AUDIT_GENESIS}) ON CONFLICT (app_id) DO NOTHING`;
+          [head] = await lockHead();
+        }
         const unsealed = { ...entry, seq: head!.seq + 1, prevHash: head!.hash };
         const row: AuditEntryRow = { ...unsealed, hash: seal(unsealed) };
-        await tx`INSERT INTO audit_log (${tx.unsafe(COLUMNS)}) VALUES (${row.appId}, ${row.seq}, ${row.id}, ${row.at}, ${row.actorType}, ${row.actorId}, ${row.action},
-          ${row.tenantId}, ${row.target}, ${row.ip}, ${row.client}, ${row.requestId}, ${row.details}, ${row.prevHash}, ${row.hash})`;
-        await tx`UPDATE audit_heads SET seq = ${row.seq}, hash = ${row.hash} WHERE app_id = ${row.appId}`;
+        await tx`WITH added AS (INSERT INTO audit_log (${tx.unsafe(COLUMNS)}) VALUES (${row.appId}, ${row.seq}, ${row.id}, ${row.at}, ${row.actorType}, ${row.actorId}, ${row.action},
+          ${row.tenantId}, ${row.target}, ${row.ip}, ${row.client}, ${row.requestId}, ${row.details}, ${row.prevHash}, ${row.hash}))
+          UPDATE audit_heads SET seq = ${row.seq}, hash = ${row.hash} WHERE app_id = ${row.appId}`;
         return row;
       });
     },

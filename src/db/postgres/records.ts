@@ -1,6 +1,6 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { RecordsRepository } from "../repositories.ts";
-import type { BatchOutcome, BatchWrite, KeptReply, RecordRow, RecordScope } from "../types.ts";
+import type { BatchOutcome, BatchWrite, KeptReply, ListPage, RecordRow, RecordScope } from "../types.ts";
 import { incrementUsageIn } from "./billing.ts";
 import { searchDocument, tsvectorLiteral } from "../../data/text.ts";
 
@@ -10,7 +10,7 @@ import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts"
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
@@ -21,6 +21,9 @@ type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: Re
 type Runner = PgSql | PgTx;
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
+
+/** The stripes of a tenant's record bytes (migration 15). */
+const BYTE_STRIPES = 16;
 
 /** Optimistic attempts of an update before it takes the row's lock instead. */
 const OPTIMISTIC_ATTEMPTS = 3;
@@ -55,6 +58,24 @@ function createPreparedTexts(now: () => number = Date.now) {
     if (seen.size < SEEN_LISTS) seen.add(text);
     return false;
   };
+}
+
+/**
+ * The page's rows in order: one statement over the filter, or, for an `$in` on an indexed
+ * field (inBranches), each value's first `offset + limit` matches read from its index in
+ * order and merged.
+ */
+function pageQuery(scope: RecordScope, conditions: Condition[], sort: SortKey[], after: string, page: ListPage, p: Params, where?: string): string {
+  const ranked = isRanked(sort);
+  const searched = conditions.some((c) => c.op === "$text");
+  const branches = pinnedField(scope, conditions, sort) === undefined ? inBranches(conditions, sort, (path) => scope.indexed.has(path)) : undefined;
+  if (!branches) where ??= whereSql(scope, conditions, p).sql;
+  const rank = ranked ? rankSql(scope, conditions, p) : undefined;
+  const limit = `LIMIT ${p.add(page.limit, "bigint")} OFFSET ${p.add(page.offset, "bigint")}`;
+  if (!branches) return `SELECT ${COLUMNS} FROM records WHERE ${where}${after} ORDER BY ${orderSql(sort, pinnedField(scope, conditions, sort), rank, searched)} ${limit}`;
+  const end = p.add(page.limit + page.offset, "bigint");
+  const parts = branches.map((b) => `(SELECT ${COLUMNS} FROM records WHERE ${whereSql(scope, b, p).sql}${after} ORDER BY ${orderSql(sort, pinnedField(scope, b, sort), undefined, searched)} LIMIT ${end})`);
+  return `SELECT * FROM (${parts.join(" UNION ALL ")}) u ORDER BY ${orderSql(sort)} ${limit}`;
 }
 
 export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRepository {
@@ -117,35 +138,127 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
   }
 
   /**
-   * The quota is checked by the INSERT itself (it inserts nothing past the cap): with no
-   * unique field to check first, a create is one round trip.
+   * The quotas are checked by the INSERT itself (it inserts nothing past a cap): with no
+   * unique field to check first, a create is one round trip. Past the byte gate (bytesGate)
+   * it is tried again in a transaction that first makes room (makeRoom), which also says
+   * which cap refused it. `tx` is undefined outside a transaction.
    */
-  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
-    await assertUnique(tx, scope, data, unique, -1);
+  async function insertRow(
+    tx: PgTx | undefined,
+    scope: RecordScope,
+    id: string,
+    data: Record<string, unknown>,
+    now: number,
+    unique: readonly string[],
+    cap: number | null,
+    bytesCap: number | null | undefined,
+  ): Promise<RecordRow> {
+    const q = tx ?? sql;
+    await assertUnique(q, scope, data, unique, -1);
     const text = JSON.stringify(data);
-    const [r] =
-      cap === null
-        ? await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+    const len = bytesCap == null ? 0 : Buffer.byteLength(text);
+    const insert = (q: Runner) =>
+      cap === null && bytesCap == null
+        ? q<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
             VALUES (${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}, ${now}) RETURNING seq`
-        : await tx<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+        : q<{ seq: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
             SELECT ${id}, ${scope.appId}, ${scope.tenantId}, ${scope.collection}, ${text}, ${now}::bigint, ${now}::bigint
-            WHERE (SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}) < ${cap}
+            WHERE ${cap === null ? q`TRUE` : q`(SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}) < ${cap}`}
+              AND ${bytesCap == null ? q`TRUE` : q`EXISTS (${bytesGate(q, scope.tenantId, len, bytesCap)})`}
             RETURNING seq`;
+    let [r] = await insert(q);
+    if (!r && bytesCap != null) {
+      const retry = async (tx: PgTx) => {
+        if (cap !== null) {
+          const [c] = await tx<{ n: number }[]>`SELECT COALESCE(SUM(records), 0)::bigint AS n FROM record_scopes WHERE tenant_id = ${scope.tenantId} AND app_id = ${scope.appId}`;
+          if (c!.n >= cap) throw new QuotaReached(cap);
+        }
+        if (!(await makeRoom(tx, scope.tenantId, len, bytesCap))) throw new QuotaReached(bytesCap, "bytes");
+        const [row] = await insert(tx);
+        if (!row) throw new QuotaReached(bytesCap, "bytes");
+        return row;
+      };
+      r = await (tx ? retry(tx) : sql.begin(retry));
+    }
     if (!r) throw new QuotaReached(cap!);
-    await indexText(tx, scope, r.seq, data);
+    await indexText(q, scope, r.seq, data);
     return { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
-  async function updateRow(tx: PgTx, scope: RecordScope, row: RecordRow, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, unique: readonly string[]) {
+  /**
+   * The tenant's byte stripe of this connection (migration 15), locked until the transaction
+   * ends, when `grow` more bytes fit in the stripe's share of `bytesCap` (the cap split in
+   * BYTE_STRIPES parts, so the shares add up to it) and, as read, in the cap itself. A row
+   * when they fit; none when they do not (or the stripe has no row yet): makeRoom then decides.
+   */
+  const bytesGate = (q: Runner, tenantId: string, grow: number, bytesCap: number) =>
+    q`SELECT 1 FROM record_byte_stripes
+      WHERE tenant_id = ${tenantId} AND stripe = (pg_backend_pid() % ${BYTE_STRIPES})::smallint
+        AND bytes + ${grow}::bigint <= ${bytesCap}::bigint / ${BYTE_STRIPES} + (stripe < ${bytesCap}::bigint % ${BYTE_STRIPES})::int
+        AND (SELECT SUM(bytes) FROM record_byte_stripes WHERE tenant_id = ${tenantId}) + ${grow}::bigint <= ${bytesCap}::bigint
+      FOR UPDATE`;
+
+  /**
+   * The slow way through the byte gate. Locks this connection's stripe, then whichever other
+   * stripes of the tenant no one holds (SKIP LOCKED: a transaction holding its own stripe
+   * never waits for another, so two of these cannot deadlock), and when `grow` more bytes fit
+   * in the cap and in the free bytes of the locked stripes, moves those free bytes so that
+   * each locked stripe keeps an even part and this one also `grow`. Every stripe stays within
+   * its share, so the shares (adding up to the cap) bound the sum. False, changing nothing,
+   * when the bytes do not fit; while other writes of the tenant hold stripes with free bytes,
+   * that may refuse a write that would just fit. Only the sum of the stripes means anything:
+   * moving bytes between them changes no total.
+   */
+  async function makeRoom(tx: PgTx, tenantId: string, grow: number, bytesCap: number): Promise<boolean> {
+    await tx`INSERT INTO record_byte_stripes (tenant_id, stripe, bytes)
+      SELECT ${tenantId}, s, 0 FROM generate_series(0, ${BYTE_STRIPES - 1}) s ON CONFLICT DO NOTHING`;
+    const [own] = await tx<{ stripe: number; bytes: number }[]>`SELECT stripe, bytes FROM record_byte_stripes
+      WHERE tenant_id = ${tenantId} AND stripe = (pg_backend_pid() % ${BYTE_STRIPES})::smallint FOR UPDATE`;
+    const [others, [total]] = await Promise.all([
+      tx<{ stripe: number; bytes: number }[]>`SELECT stripe, bytes FROM record_byte_stripes
+        WHERE tenant_id = ${tenantId} AND stripe <> ${own!.stripe} ORDER BY stripe FOR UPDATE SKIP LOCKED`,
+      tx<{ n: number }[]>`SELECT SUM(bytes)::bigint AS n FROM record_byte_stripes WHERE tenant_id = ${tenantId}`,
+    ]);
+    if (total!.n + grow > bytesCap) return false;
+    const rows = [own!, ...others];
+    const share = (stripe: number) => Math.floor(bytesCap / BYTE_STRIPES) + (stripe < bytesCap % BYTE_STRIPES ? 1 : 0);
+    const spare = rows.reduce((sum, r) => sum + share(r.stripe) - r.bytes, 0) - grow;
+    if (spare < 0) return false;
+    const even = Math.floor(spare / rows.length);
+    // Each locked stripe keeps `even` bytes free under its share; this one also `grow` and what does not divide.
+    const bytes = rows.map((r, i) => share(r.stripe) - even - (i === 0 ? grow + (spare - even * rows.length) : 0));
+    await tx`UPDATE record_byte_stripes AS b SET bytes = v.bytes
+      FROM (SELECT unnest(${rows.map((r) => r.stripe)}::smallint[]) AS stripe, unnest(${bytes}::bigint[]) AS bytes) v
+      WHERE b.tenant_id = ${tenantId} AND b.stripe = v.stripe`;
+    return true;
+  }
+
+  /** Throws QuotaReached when growing the tenant's record data by `grow` bytes would pass `bytesCap`; else holds its byte stripe's lock. */
+  async function assertBytes(tx: PgTx, tenantId: string, grow: number, bytesCap: number | null | undefined) {
+    if (bytesCap == null || grow <= 0) return;
+    if ((await bytesGate(tx, tenantId, grow, bytesCap)).length > 0) return;
+    if (!(await makeRoom(tx, tenantId, grow, bytesCap))) throw new QuotaReached(bytesCap, "bytes");
+  }
+
+  async function updateRow(
+    tx: PgTx,
+    scope: RecordScope,
+    row: RecordRow,
+    transform: (d: Record<string, unknown>) => Record<string, unknown>,
+    now: number,
+    unique: readonly string[],
+    bytesCap: number | null | undefined,
+  ) {
     const next = transform(JSON.parse(row.data) as Record<string, unknown>);
     await assertUnique(tx, scope, next, unique, row.seq);
     const text = JSON.stringify(next);
+    if (bytesCap != null) await assertBytes(tx, scope.tenantId, Buffer.byteLength(text) - Buffer.byteLength(row.data), bytesCap);
     await tx`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq}`;
     await indexText(tx, scope, row.seq, next);
     return { ...row, data: text, updatedAt: now };
   }
 
-  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
+  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
     // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
     const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
@@ -158,8 +271,8 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // holds the value, or exactly one does. Only the other unique fields need their own query.
     const settled = !duplicate && (key.value === null || typeof key.value !== "object");
     const others = settled ? unique.filter((f) => f !== key.field) : unique;
-    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others), created: false };
-    return { row: await insertRow(tx, scope, newId, data, now, others, cap), created: true };
+    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others, bytesCap), created: false };
+    return { row: await insertRow(tx, scope, newId, data, now, others, cap, bytesCap), created: true };
   }
 
   const removeRow = async (q: Runner, scope: RecordScope, id: string) =>
@@ -169,13 +282,13 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
   async function write(tx: PgTx, w: BatchWrite, now: number): Promise<BatchOutcome> {
     switch (w.kind) {
       case "insert":
-        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap);
+        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap, w.bytesCap);
       case "update": {
         const row = await byId(tx, w.scope, w.id, true);
-        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique);
+        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique, w.bytesCap);
       }
       case "upsert":
-        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
+        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap, w.bytesCap);
       case "remove":
         return removeRow(tx, w.scope, w.id);
       case "usage":
@@ -215,22 +328,20 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       const filterKey = conditions.length === 0 ? "" : `${w.sql}\u0000${JSON.stringify(w.params)}`;
       // A cursor page starts past its cursor; the total still counts every match of the filter.
       const after = page.after ? ` AND ${afterSql(page.after, numbered)}` : "";
+      const pageSql = pageQuery(scope, conditions, sort, after, page, numbered, w.sql);
       const params = [...numbered.values];
       const p = (v: unknown, cast: string) => `$${params.push(v)}::${cast}`;
       const kept = filterKey === "" ? undefined : totals.get(scopeKey, filterKey);
       const count = `(SELECT COUNT(*) FROM records WHERE ${w.sql})`;
       const total =
         filterKey === "" ? "s.records" : kept ? `CASE WHEN s.version = ${p(kept.version, "bigint")} THEN ${p(kept.total, "bigint")} ELSE ${count} END` : count;
-      const searched = conditions.some((c) => c.op === "$text");
-      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, { add: p }) : undefined, searched);
       const text = `WITH s AS (SELECT COALESCE(SUM(writes), 0)::bigint AS version, COALESCE(SUM(records), 0)::bigint AS records FROM record_scopes
                     WHERE tenant_id = ${p(scope.tenantId, "text")} AND app_id = ${p(scope.appId, "text")} AND collection = ${p(scope.collection, "text")})
          SELECT s.version, ${total} AS total, p.seq, p.id, p.data, p.created_at, p.updated_at
          FROM s LEFT JOIN LATERAL (
            SELECT q.*, SUM(char_length(q.data)) OVER (ORDER BY q.n) AS run FROM (
              SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, row_number() OVER () AS n
-             FROM (SELECT seq, id, data, doc, created_at, updated_at FROM records WHERE ${w.sql}${after} ORDER BY ${order}
-                   LIMIT ${p(page.limit, "bigint")} OFFSET ${p(page.offset, "bigint")}) r
+             FROM (${pageSql}) r
            ) q
          ) p ON p.n = 1 OR p.run <= ${p(page.maxBytes, "bigint")}
          ORDER BY p.n`;
@@ -243,11 +354,11 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     },
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
-    insert: (scope, id, data, now, unique, cap) =>
+    insert: (scope, id, data, now, unique, cap, bytesCap) =>
       scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
-        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap))
-        : insertRow(sql, scope, id, data, now, [], cap),
-    async update(scope, id, transform, now, unique) {
+        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap, bytesCap))
+        : insertRow(undefined, scope, id, data, now, [], cap, bytesCap),
+    async update(scope, id, transform, now, unique, bytesCap) {
       // Without unique fields, two autocommitted statements instead of BEGIN, a locking read,
       // the write and COMMIT: the write only lands on the row version that was read (xmin),
       // and a concurrent write in between makes it read again. A collection with search on
@@ -257,15 +368,18 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
           WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
         if (!row) return undefined;
         const text = JSON.stringify(transform(JSON.parse(row.data) as Record<string, unknown>));
+        // Growing data under a byte cap passes the byte gate, which takes a transaction.
+        if (bytesCap != null && Buffer.byteLength(text) > Buffer.byteLength(row.data)) break;
         const written = await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
         if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
       }
       return sql.begin(async (tx) => {
         const row = await byId(tx, scope, id, true);
-        return row && updateRow(tx, scope, row, transform, now, unique);
+        return row && updateRow(tx, scope, row, transform, now, unique, bytesCap);
       });
     },
-    upsert: (scope, key, newId, data, transform, now, unique, cap) => sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap)),
+    upsert: (scope, key, newId, data, transform, now, unique, cap, bytesCap) =>
+      sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap, bytesCap)),
     remove: (scope, id) => removeRow(sql, scope, id),
     batch: (writes, now, check, claim) =>
       sql.begin(async (tx): Promise<BatchOutcome[] | "taken"> => {
@@ -352,15 +466,9 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     autoIndexes: (appId) => autos.list(appId),
     autoIndexesSettled: () => autos.settled(),
     async explainList(scope, conditions, sort) {
-      const numbered = new Params();
-      const w = whereSql(scope, conditions, numbered);
-      const order = orderSql(sort, pinnedField(scope, conditions, sort), isRanked(sort) ? rankSql(scope, conditions, numbered) : undefined, conditions.some((c) => c.op === "$text"));
-      const n = numbered.values.length;
-      const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(
-        sql,
-        `EXPLAIN SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY ${order} LIMIT $${n + 1}::bigint OFFSET $${n + 2}::bigint`,
-        [...numbered.values, 50, 0],
-      );
+      const p = new Params();
+      const page = pageQuery(scope, conditions, sort, "", { limit: 50, offset: 0, maxBytes: 0, maxRecordBytes: 0 }, p);
+      const rows = await run<{ "QUERY PLAN": string; queryPlan?: string }>(sql, `EXPLAIN ${page}`, p.values);
       return rows.map((r) => String(Object.values(r)[0]));
     },
   };

@@ -10,7 +10,7 @@ import { LEGACY_INDEX_NAME } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createFieldIndexes, type ReadyIndexes } from "./record-field-index.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
 import { recordCounts } from "./record-counts.ts";
 
 export type { RecordScope } from "../types.ts";
@@ -39,6 +39,51 @@ function pageSql(from: string, where: Fragment, order: Fragment, limit: number):
   return `SELECT ${COLUMNS} FROM ${from} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ?`;
 }
 
+/** A list page's statement text and arguments, with where each call puts its tenant and offset. */
+interface PageStatement {
+  sql: string;
+  args: unknown[];
+  /** argument positions of the tenant (one per branch; TENANT_PARAM without branches) */
+  tenantAt: number[];
+  /** argument positions of the offset inside the statement; the last argument is always the offset */
+  offsetAt: number[];
+}
+
+/**
+ * The page query: one statement over the filter, or, for an `$in` on an indexed field
+ * (shared.ts inBranches), each value's first `offset + limit` matches, read through that
+ * value's index entries in order, merged and sorted.
+ */
+function pageStatement(scope: RecordScope, ready: ReadonlyMap<string, number>, conditions: Condition[], sort: SortKey[], limit: number, after?: KeyTerm[]): PageStatement {
+  const ranked = isRanked(sort);
+  const one = (conds: Condition[]) => {
+    const driver = chooseDriver(ready, conds, sort);
+    const w = whereSql(scope, conds, driver, ranked);
+    const a = after ? afterSql(after, driver) : undefined;
+    const where = a ? { sql: `${w.sql} AND ${a.sql}`, params: [...w.params, ...a.params] } : w;
+    const order = orderSql(conds, sort, driver);
+    return { from: fromSql(driver, ranked), where, order };
+  };
+  const branches = inBranches(conditions, sort, (path) => ready.has(path));
+  if (!branches) {
+    const { from, where, order } = one(conditions);
+    return { sql: pageSql(from, where, order, limit), args: [...where.params, ...order.params], tenantAt: [TENANT_PARAM], offsetAt: [] };
+  }
+  const args: unknown[] = [];
+  const tenantAt: number[] = [];
+  const offsetAt: number[] = [];
+  const parts = branches.map((b) => {
+    const { from, where, order } = one(b);
+    tenantAt.push(args.length + TENANT_PARAM);
+    args.push(...where.params, ...order.params);
+    offsetAt.push(args.length);
+    args.push(0);
+    return `SELECT * FROM (SELECT ${COLUMNS} FROM ${from} WHERE ${where.sql} ORDER BY ${order.sql} LIMIT ${limit} + ?)`;
+  });
+  const merged = orderSql([], sort);
+  return { sql: pageSql(`(${parts.join(" UNION ALL ")})`, { sql: "1", params: [] }, merged, limit), args: [...args, ...merged.params], tenantAt, offsetAt };
+}
+
 const STATEMENT_CACHE_SIZE = 500;
 
 /**
@@ -49,6 +94,8 @@ const STATEMENT_CACHE_SIZE = 500;
 interface ListPlan {
   page: Statement;
   args: unknown[];
+  tenantAt: number[];
+  offsetAt: number[];
   count?: Statement;
   /** what count reads (records-sql.ts countSql) */
   counted: { from: string; where: Fragment };
@@ -120,6 +167,7 @@ export function createRecordsRepo(db: SqliteDb) {
         `SELECT r.seq, r.id, r.data, r.created_at, r.updated_at, s.expires_at FROM share_links s JOIN records r ON r.id = s.record_id WHERE s.token_hash = ?`,
       )
       .raw(true),
+    usedBytes: db.prepare<[string], number>("SELECT bytes FROM record_bytes WHERE tenant_id = ?").pluck(),
     legacyIndexes: db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND substr(name, 1, 8) = 'records_'").pluck(),
     dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck(),
   };
@@ -151,29 +199,44 @@ export function createRecordsRepo(db: SqliteDb) {
     if (cap !== null && counts.get(scope.appId, scope.tenantId) >= cap) throw new QuotaReached(cap);
   }
 
-  function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[]): RecordRow {
+  /** The bytes of record data the tenant stores (migration 21's counter, kept by triggers). */
+  const usedBytes = (tenantId: string) => q.usedBytes.get(tenantId) ?? 0;
+
+  /**
+   * Throws QuotaReached when `grow` more bytes would take the tenant's record data past
+   * `bytesCap` (null: no cap). Read and write are one synchronous step on the one connection
+   * that writes, so concurrent requests cannot pass the cap together.
+   */
+  function assertBytes(scope: RecordScope, grow: number, bytesCap: number | null | undefined) {
+    if (bytesCap === null || bytesCap === undefined || grow <= 0) return;
+    if (usedBytes(scope.tenantId) + grow > bytesCap) throw new QuotaReached(bytesCap, "bytes");
+  }
+
+  function insertRow(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], bytesCap?: number | null): RecordRow {
     assertUnique(scope, data, unique, -1);
     const text = JSON.stringify(data);
+    if (bytesCap != null) assertBytes(scope, Buffer.byteLength(text), bytesCap);
     const seq = Number(q.insert.run(id, scope.appId, scope.tenantId, scope.collection, text, now, now).lastInsertRowid);
     search.index(scope, seq, data);
     return { seq, id, data: text, createdAt: now, updatedAt: now };
   }
 
-  function updateRow(scope: RecordScope, row: RawRecord, transform: DataTransform, now: number, unique: readonly string[]): RecordRow {
+  function updateRow(scope: RecordScope, row: RawRecord, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null): RecordRow {
     const next = transform(JSON.parse(row[2]) as Record<string, unknown>);
     assertUnique(scope, next, unique, row[0]);
     const text = JSON.stringify(next);
+    if (bytesCap != null) assertBytes(scope, Buffer.byteLength(text) - Buffer.byteLength(row[2]), bytesCap);
     q.update.run(text, now, row[0]);
     search.index(scope, row[0], next);
     return { ...toRecord(row), data: text, updatedAt: now };
   }
 
   const txInsert = db.transaction(insertRow);
-  const txUpdate = db.transaction((scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]) => {
+  const txUpdate = db.transaction((scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null) => {
     const row = byId(scope, id);
-    return row && updateRow(scope, row, transform, now, unique);
+    return row && updateRow(scope, row, transform, now, unique, bytesCap);
   });
-  function upsertRow(...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
+  function upsertRow(...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     const m = matching(scope, key.field, key.value);
     const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} ORDER BY seq LIMIT 2`, true).all(...m.where.params) as RawRecord[];
     // The lookup already answers the unique check of a scalar key: no record holds the value,
@@ -181,9 +244,9 @@ export function createRecordsRepo(db: SqliteDb) {
     // conflict). Only the other unique fields need their own query.
     const settled = !duplicate && (key.value === null || typeof key.value !== "object");
     const others = settled ? unique.filter((f) => f !== key.field) : unique;
-    if (existing) return { row: updateRow(scope, existing, transform, now, others), created: false };
+    if (existing) return { row: updateRow(scope, existing, transform, now, others, bytesCap), created: false };
     assertRoom(scope, cap);
-    return { row: insertRow(scope, newId, data, now, others), created: true };
+    return { row: insertRow(scope, newId, data, now, others, bytesCap), created: true };
   }
   const txUpsert = db.transaction(upsertRow);
 
@@ -196,13 +259,13 @@ export function createRecordsRepo(db: SqliteDb) {
     switch (w.kind) {
       case "insert":
         assertRoom(w.scope, w.cap);
-        return insertRow(w.scope, w.id, w.data, now, w.unique);
+        return insertRow(w.scope, w.id, w.data, now, w.unique, w.bytesCap);
       case "update": {
         const row = byId(w.scope, w.id);
-        return row && updateRow(w.scope, row, w.transform, now, w.unique);
+        return row && updateRow(w.scope, row, w.transform, now, w.unique, w.bytesCap);
       }
       case "upsert":
-        return upsertRow(w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
+        return upsertRow(w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap, w.bytesCap);
       case "remove":
         return q.remove.run(w.id, w.scope.appId, w.scope.tenantId, w.scope.collection).changes > 0;
       case "usage": {
@@ -233,13 +296,12 @@ export function createRecordsRepo(db: SqliteDb) {
 
   function compile(scope: RecordScope, ready: ReadyIndexes, conditions: Condition[], sort: SortKey[], limit: number): ListPlan {
     const driver = chooseDriver(ready.ix, conditions, sort);
-    const ranked = isRanked(sort);
-    const where = whereSql(scope, conditions, driver, ranked);
-    const order = orderSql(conditions, sort, driver);
-    const from = fromSql(driver, ranked);
+    const page = pageStatement(scope, ready.ix, conditions, sort, limit);
     return {
-      page: stmt(pageSql(from, where, order, limit), true),
-      args: [...where.params, ...order.params],
+      page: stmt(page.sql, true),
+      args: page.args,
+      tenantAt: page.tenantAt,
+      offsetAt: page.offsetAt,
       filterKey: JSON.stringify(conditions),
       fields: indexableFields(conditions, sort),
       ready,
@@ -273,7 +335,9 @@ export function createRecordsRepo(db: SqliteDb) {
     const records: RecordRow[] = [];
     let bytes = 0;
     let cut = false;
-    const args = withTenant(plan.args, tenantId);
+    const args = plan.args.slice();
+    for (const i of plan.tenantAt) args[i] = tenantId;
+    for (const i of plan.offsetAt) args[i] = page.offset;
     args.push(page.offset);
     // A page that cannot pass the budget is read in one call (cheaper than stepping an iterator).
     const rows = page.limit * page.maxRecordBytes <= page.maxBytes ? plan.page.all(...args) : plan.page.iterate(...args);
@@ -301,12 +365,8 @@ export function createRecordsRepo(db: SqliteDb) {
   function afterPlan(scope: RecordScope, conditions: Condition[], sort: SortKey[], page: ListPage & { after: KeyTerm[] }): ListPlan {
     const base = planFor(scope, conditions, sort, page.limit);
     countOf(base);
-    const driver = chooseDriver(base.ready.ix, conditions, sort);
-    const w = whereSql(scope, conditions, driver);
-    const after = afterSql(page.after, driver);
-    const order = orderSql(conditions, sort, driver);
-    const where = { sql: `${w.sql} AND ${after.sql}`, params: [...w.params, ...after.params] };
-    return { ...base, page: stmt(pageSql(fromSql(driver), where, order, page.limit), true), args: [...where.params, ...order.params] };
+    const s = pageStatement(scope, base.ready.ix, conditions, sort, page.limit, page.after);
+    return { ...base, page: stmt(s.sql, true), args: s.args, tenantAt: s.tenantAt, offsetAt: s.offsetAt };
   }
 
   /** A page that ran out of matches before its limit already counted them (not a cursor page: records before it were not read). */
@@ -378,19 +438,24 @@ export function createRecordsRepo(db: SqliteDb) {
       return result;
     },
     /** Inserts after checking the quota and unique fields, in the same synchronous step (throws QuotaReached, UniqueConflict). */
-    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
+    async insert(scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null, bytesCap?: number | null): Promise<RecordRow> {
       assertRoom(scope, cap);
       forgetTotals(scope);
       // With no unique field to check first and no words to index, the INSERT is the whole write: one statement needs no transaction.
-      return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique) : txInsert.immediate(scope, id, data, now, unique);
+      return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique, bytesCap) : txInsert.immediate(scope, id, data, now, unique, bytesCap);
     },
     /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
-    async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[]): Promise<RecordRow | undefined> {
+    async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null): Promise<RecordRow | undefined> {
       forgetTotals(scope);
-      return txUpdate.immediate(scope, id, transform, now, unique);
+      return txUpdate.immediate(scope, id, transform, now, unique, bytesCap);
     },
-    /** One statement where update() takes a transaction of four: no read, parse or serialize in JS. */
-    async patch(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number): Promise<RecordRow | undefined> {
+    /**
+     * One statement where update() takes a transaction of four: no read, parse or serialize in
+     * JS. Near the byte cap (within one record's largest size) it leaves the write to update(),
+     * which weighs the result against the cap.
+     */
+    async patch(scope: RecordScope, id: string, patch: string, now: number, maxBytes: number, bytesCap?: number | null): Promise<RecordRow | undefined> {
+      if (bytesCap != null && usedBytes(scope.tenantId) + maxBytes > bytesCap) return undefined;
       forgetTotals(scope);
       const row = q.patch.get(patch, now, id, scope.appId, scope.tenantId, scope.collection, patch, maxBytes);
       return row && toRecord(row);
@@ -484,11 +549,8 @@ export function createRecordsRepo(db: SqliteDb) {
     /** EXPLAIN QUERY PLAN of the page query (tests and benchmarks check index use). */
     async explainList(scope: RecordScope, conditions: Condition[], sort: SortKey[]): Promise<string[]> {
       fieldIndexes.refresh();
-      const driver: Driver | undefined = chooseDriver(fieldIndexes.ready(scope.appId, scope.collection).ix, conditions, sort);
-      const w = whereSql(scope, conditions, driver, isRanked(sort));
-      const o = orderSql(conditions, sort, driver);
-      const sql = `EXPLAIN QUERY PLAN ${pageSql(fromSql(driver, isRanked(sort)), w, o, 50)}`;
-      return (db.prepare(sql).all(...w.params, ...o.params, 0) as { detail: string }[]).map((r) => r.detail);
+      const page = pageStatement(scope, fieldIndexes.ready(scope.appId, scope.collection).ix, conditions, sort, 50);
+      return (db.prepare(`EXPLAIN QUERY PLAN ${page.sql}`).all(...page.args, 0) as { detail: string }[]).map((r) => r.detail);
     },
   };
 }

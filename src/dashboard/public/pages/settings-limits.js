@@ -28,18 +28,25 @@ export function QuotaSettings({ app, onSaved }) {
   const quotas = s.quotas ?? {};
   const build = (f) => {
     const storageMb = wholeNumber(f, "storageMb", "Storage per tenant", { noCap: true });
+    const recordMb = wholeNumber(f, "recordMb", "Record data per tenant", { noCap: true });
     return {
       invites: { defaultQuota: wholeNumber(f, "defaultQuota", "Invite tokens per tenant", { max: 100_000 }) },
-      quotas: { records: wholeNumber(f, "records", "Records per tenant", { noCap: true }), storageBytes: storageMb === null ? null : storageMb * MB },
+      quotas: {
+        records: wholeNumber(f, "records", "Records per tenant", { noCap: true }),
+        recordBytes: recordMb === null ? null : recordMb * MB,
+        storageBytes: storageMb === null ? null : storageMb * MB,
+      },
     };
   };
   const cap = (v) => (v === null || v === undefined ? "" : v);
+  const mb = (bytes) => (bytes === null || bytes === undefined ? "" : Math.round(bytes / MB));
   return html`<${Section} app=${app} id="s-quotas" title="Quotas" onSaved=${onSaved} build=${build}
-      note="Defaults for tenants whose plan does not set them (plan entitlements records and storage_bytes override these).">
+      note="Defaults for tenants whose plan does not set them (plan entitlements records, record_bytes and storage_bytes override these).">
     <div class="grid">
       <${Field} label="Invite tokens per tenant" hint="0 turns invites off."><input name="defaultQuota" type="number" min="0" step="1" value=${s.invites?.defaultQuota ?? 5} /><//>
       <${Field} label="Records per tenant" hint="Empty: no cap."><input name="records" type="number" min="0" step="1" value=${cap(quotas.records)} /><//>
-      <${Field} label="Storage per tenant (MB)" hint="Empty: no cap."><input name="storageMb" type="number" min="0" step="1" value=${quotas.storageBytes === null || quotas.storageBytes === undefined ? "" : Math.round(quotas.storageBytes / MB)} /><//>
+      <${Field} label="Record data per tenant (MB)" hint="The records' data as JSON, all collections. Empty: no cap."><input name="recordMb" type="number" min="0" step="1" value=${mb(quotas.recordBytes)} /><//>
+      <${Field} label="Storage per tenant (MB)" hint="Empty: no cap."><input name="storageMb" type="number" min="0" step="1" value=${mb(quotas.storageBytes)} /><//>
     </div>
   <//>`;
 }
