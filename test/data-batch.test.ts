@@ -132,6 +132,28 @@ describe("POST /api/v1/batch", () => {
     expect((await api.create("notes", { i: 8 })).status).toBe(201);
   });
 
+  it("a batch of 100 creates answers each in order, and one passing the quota at operation 57 writes none", async () => {
+    const { t, tenant, api } = await dataBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { quotas: { records: 160 } } });
+    const batch = batchClient(t, tenant);
+    const creates = (from: number) => Array.from({ length: 100 }, (_, i) => ({ op: "create", collection: i % 2 ? "notes" : "tasks", data: { i: from + i } }));
+    const ok = await batch(creates(0));
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body.results.map((r: { record: { data: { i: number } } }) => r.record.data.i)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    const listed = (await api.list("tasks", { limit: 100 })).body;
+    expect(listed.total).toBe(50);
+    expect(listed.records.map((r: { id: string }) => r.id).sort()).toEqual(ok.body.results.filter((_: unknown, i: number) => i % 2 === 0).map((r: { record: { id: string } }) => r.record.id).sort());
+    // 100 held, cap 160: operations 0..59 fit, so operation 60 is the first refused...
+    const over = await batch(creates(100));
+    expectError(over, 402, "limit_reached");
+    expect(over.body.message).toMatch(/^operations\[60\]/);
+    // ...and with 3 more held, operation 57.
+    await api.seed("notes", [{}, {}, {}]);
+    const over57 = await batch(creates(100));
+    expect(over57.body.message).toMatch(/^operations\[57\]/);
+    expect((await api.list("notes")).body.total + (await api.list("tasks")).body.total).toBe(103);
+  });
+
   it("counts increments against their usage limit, several of one feature included", async () => {
     const { t, tenant } = await dataBackend();
     await t.backend.admin.updateApp(t.app.id, { settings: { billing: { defaultEntitlements: { exports: 5 } } } });
