@@ -332,6 +332,10 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `${admin}/tenants/${dave.body.tenant.id}/verify`, { developer: dev }, 409);
     await call("POST", `${admin}/tenants/${dave.body.tenant.id}/sign-in/disable`, { developer: dev }, 200);
     await call("POST", `${admin}/tenants/${dave.body.tenant.id}/sign-in/enable`, { developer: dev }, 200);
+    const seeAs = await call("POST", `${admin}/tenants/${dave.body.tenant.id}/impersonate`, { developer: dev }, 201);
+    await call("POST", "/api/v1/auth/logout", { bearer: { accessToken: seeAs.body.accessToken, appId: seeAs.body.appId }, body: {} }, 403);
+    await call("DELETE", `${admin}/tenants/${dave.body.tenant.id}/impersonate/${seeAs.body.sessionId}`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/tenants/${dave.body.tenant.id}/impersonate/${seeAs.body.sessionId}x`, { developer: dev }, 404);
     const multipartHeaders = { "content-type": "multipart/form-data; boundary=----tenantdTestBoundary7MA4YWxkTrZu0gW" };
     const image = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.png", type: "image/png", data: png }]), headers: multipartHeaders }, 201)).body.file as { id: string };
     const textFile = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.txt", type: "text/plain", data: Buffer.from("plain words") }]), headers: multipartHeaders }, 201)).body.file as { id: string };

@@ -64,7 +64,9 @@ const BY_SECURITY: Record<Security, ErrorCode[]> = {
 export function errorCodes(op: Operation): ErrorCode[] {
   const body = op.body === undefined ? [] : op.body === "stripe" ? ["invalid_request", "payload_too_large"] as ErrorCode[] : JSON_BODY;
   const query = op.query || op.path.includes(":") ? (["invalid_request"] as ErrorCode[]) : [];
-  return [...new Set<ErrorCode>([...BY_SECURITY[op.security], ...body, ...query, ...(op.errors ?? []), "internal_error"])];
+  // A developer's impersonation session reads only: the tenant guard refuses its writes.
+  const readOnly: ErrorCode[] = op.security === "tenant" && op.method !== "GET" ? ["impersonation_read_only"] : [];
+  return [...new Set<ErrorCode>([...BY_SECURITY[op.security], ...readOnly, ...body, ...query, ...(op.errors ?? []), "internal_error"])];
 }
 
 const NoBody = v.object({});
@@ -212,6 +214,9 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: `${tenantAdmin}/records/:collection/bulk-delete`, tag: "admin", summary: "Delete every record a filter matches (at most 1000)", security: "developer", body: BulkDeleteBody, responses: { 200: s.RecordsDeleted }, errors: ["conflict", "invalid_filter"],
     description: "`confirm` is the number of records the filter matches: when the selection changed since the developer looked, `409 conflict` and nothing is deleted." },
   { method: "POST", path: `${appAdmin}/webhook-deliveries/:deliveryId/redeliver`, tag: "webhooks", summary: "Send a delivery's event again (a new event with the same content)", security: "developer", responses: { 202: s.WebhookRedelivered }, errors: ["gone"] },
+  { method: "POST", path: `${tenantAdmin}/impersonate`, tag: "admin", summary: "Open a read-only 15-minute session as the tenant (audited as tenant.impersonated)", security: "developer", responses: { 201: s.Impersonation },
+    description: "Answers one access token and no refresh token. Used as the tenant's bearer, it reads what the tenant sees; any write, and any step-up action (export, billing portal, deletion), answers `403 impersonation_read_only`." },
+  { method: "DELETE", path: `${tenantAdmin}/impersonate/:sessionId`, tag: "admin", summary: "End an impersonation session before its 15 minutes", security: "developer", responses: { 204: "empty" } },
   { method: "GET", path: `${appAdmin}/access-log`, tag: "admin", summary: "The app's recent requests on this node (newest first, the last 500 kept in memory)", security: "developer", query: AccessLogQuery, responses: { 200: s.AccessLog } },
   { method: "GET", path: `${appAdmin}/email/previews`, tag: "admin", summary: "The app's verification and reset emails in en, es and nl, with its name and links", security: "developer", responses: { 200: s.EmailPreviews } },
   { method: "POST", path: `${appAdmin}/email/test`, tag: "admin", summary: "Send a test email through the configured transport, now", security: "developer", body: EmailTestBody, responses: { 200: s.EmailTestSent }, errors: ["provider_error"] },
@@ -233,7 +238,7 @@ export const OPERATIONS: Operation[] = [
   // Audit trail (docs/audit.md).
   { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
     description: "`action` is one action or a prefix ending in `*` (`tenant.*`); `cursor` is the previous page's `nextCursor`. Each entry's `hash` seals it and the entry before it (`tenantd audit verify`)." },
-  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict", "reauthentication_required"],
+  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict", "reauthentication_required", "impersonation_read_only"],
     description: `Streamed as it is read: nothing is kept on the server, and memory stays flat however large the export. One export per account at a time (\`409 conflict\` while one is being read). docs/export.md lists the archive's files. ${STEP_UP_NOTE}` },
   { method: "GET", path: `${base}/admin/cron`, tag: "hooks", summary: "Scheduled jobs (the hooks module's cron) with their last 20 runs and failures", security: "developer", responses: { 200: s.CronRuns },
     description: "Each run names the node that claimed it: one node runs each scheduled time. docs/hooks.md." },
