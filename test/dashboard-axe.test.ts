@@ -55,7 +55,7 @@ describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
       const d = await openDashboard({ hooks: { cron: [cron("nightly", "every 1d", () => undefined)] } }, viewport);
       const tenant = await seed(d);
       const app = d.t.app.id;
-      const pages = ["/apps", "/usage", "/api", "/backups", "/jobs", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`];
+      const pages = ["/apps", "/usage", "/api", "/backups", "/jobs", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`, `/view-as/${app}/${tenant.id}`];
       const found: string[] = [];
       for (const hash of pages) {
         await d.go(hash);

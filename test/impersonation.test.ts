@@ -30,6 +30,7 @@ describe("impersonation (issue 45)", () => {
       tenant: { id: tenant.id, email: tenant.email, emailVerifiedAt: null, createdAt: expect.any(String) },
       readOnly: true,
       expiresAt: new Date(t.clock() + 15 * 60_000).toISOString(),
+      expiresIn: 900,
     });
     expect(opened).not.toHaveProperty("refreshToken");
     expect((await t.request("GET", "/api/v1/auth/me", { bearer })).body.tenant.email).toBe(tenant.email);

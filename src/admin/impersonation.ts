@@ -28,7 +28,7 @@ export async function impersonateTenant(core: Core, app: AppRow, tenant: TenantR
   await core.db.sessions.create(tenant.id, app.id, session);
   const signer = await core.signingKeys.signer(app.id);
   const { token, exp } = core.accessTokens.issue({ sub: tenant.id, app: app.id, sid: session.id, pid: tenant.parentTenantId, imp: developerId }, now, signer);
-  return { accessToken: token, appId: app.id, sessionId: session.id, tenant: toPublicTenant(tenant), readOnly: true, expiresAt: toIso(exp * 1000)! };
+  return { accessToken: token, appId: app.id, sessionId: session.id, tenant: toPublicTenant(tenant), readOnly: true, expiresAt: toIso(exp * 1000)!, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
 }
 
 export function registerImpersonationRoutes(router: Router, core: Core): void {
