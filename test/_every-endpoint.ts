@@ -127,6 +127,11 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", "/auth/verify-email", form({ app: app.id, token: "vrf_nope" }), 200);
     await call("POST", "/api/v1/auth/verify-email", { key: pk, body: { token: verifyToken } }, 200);
     await call("POST", "/api/v1/auth/verify-email", { key: pk, body: { token: verifyToken } }, 400);
+    await call("POST", "/api/v1/account/export/email", { bearer, body: {} }, 202);
+    const exportToken = await tokenFromOutbox(t, "alice@example.com", "export");
+    await call("GET", `/account/export-download?app=${app.id}&token=${exportToken}`, {}, 200);
+    await call("GET", "/account/export-download", {}, 400);
+    await call("POST", "/account/export-download", form({ app: app.id, token: exportToken }), 200);
     await call("POST", "/api/v1/auth/request-password-reset", { key: pk, body: { email: "alice@example.com" } }, 204);
     await call("POST", "/api/v1/auth/request-password-reset", { key: pk, body: { email: "alice@example.com", sendEmail: false } }, 403);
     const reset = await call("POST", "/api/v1/auth/request-password-reset", { key: pk, body: { email: "alice@example.com", sendEmail: false }, headers: { "x-service-secret": secretKey } }, 200);

@@ -330,5 +330,6 @@ export const AccessLog = obj({
   entries: v.array(obj({ at: v.string(), method: v.string(), route: v.string(), status: v.number(), ms: v.number(), requestId: v.string() })),
   kept: v.number(),
 });
+export const ExportLinkSent = obj({ sentTo: v.string(), expiresAt: iso });
 export const Impersonation = obj({ accessToken: v.string(), appId: v.string(), sessionId: v.string(), tenant: Tenant, readOnly: v.literal(true), expiresAt: iso, expiresIn: v.number() });
 export const SignInState = obj({ tenant: Tenant, signInDisabledAt: isoOrNull, sessionsEnded: v.number() });
