@@ -16,6 +16,7 @@ import { auditRequest } from "../audit/http.ts";
 import { appChanges } from "../audit/actions.ts";
 import { registerDashboardToolRoutes } from "./dashboard-tools.ts";
 import { registerImpersonationRoutes } from "./impersonation.ts";
+import { registerBackupRoutes } from "./backups.ts";
 
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
 export const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
@@ -99,4 +100,5 @@ export function registerAdminRoutes(router: Router, core: Core): void {
   registerToolsAdminRoutes(router, core);
   registerDashboardToolRoutes(router, core);
   registerImpersonationRoutes(router, core);
+  registerBackupRoutes(router, core);
 }

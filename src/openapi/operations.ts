@@ -24,6 +24,7 @@ import { WebhookUrlBody } from "../webhooks/config.ts";
 import { DeliveryListQuery } from "../webhooks/deliveries.ts";
 import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
+import { BackupBody } from "../admin/backups.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
@@ -214,6 +215,11 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: `${tenantAdmin}/records/:collection/bulk-delete`, tag: "admin", summary: "Delete every record a filter matches (at most 1000)", security: "developer", body: BulkDeleteBody, responses: { 200: s.RecordsDeleted }, errors: ["conflict", "invalid_filter"],
     description: "`confirm` is the number of records the filter matches: when the selection changed since the developer looked, `409 conflict` and nothing is deleted." },
   { method: "POST", path: `${appAdmin}/webhook-deliveries/:deliveryId/redeliver`, tag: "webhooks", summary: "Send a delivery's event again (a new event with the same content)", security: "developer", responses: { 202: s.WebhookRedelivered }, errors: ["gone"] },
+  { method: "GET", path: `${base}/admin/backups`, tag: "admin", summary: "Backups made from the dashboard, newest first, and whether this developer may make them", security: "developer", responses: { 200: s.BackupList } },
+  { method: "POST", path: `${base}/admin/backups`, tag: "admin", summary: "Make a backup on the server (operator developers; the password again; never the server key)", security: "developer", body: BackupBody, responses: { 201: s.BackupMade }, errors: ["forbidden", "invalid_credentials", "conflict"],
+    description: "Only a developer named with `tenantd developer operator <email>`; `409 conflict` on PostgreSQL or while another backup is written. Recorded as `backup.created` in every app's audit trail." },
+  { method: "POST", path: `${base}/admin/backups/:name/download-link`, tag: "admin", summary: "A one-use, one-minute link to download a backup (the password again)", security: "developer", body: BackupBody, responses: { 200: s.BackupLink }, errors: ["forbidden", "invalid_credentials", "conflict"] },
+  { method: "GET", path: `${base}/admin/backups/download/:token`, tag: "admin", summary: "Download a backup through its link (recorded as backup.downloaded in every app's trail)", security: "developer", responses: { 200: "binary" }, errors: ["forbidden", "conflict"] },
   { method: "POST", path: `${tenantAdmin}/impersonate`, tag: "admin", summary: "Open a read-only 15-minute session as the tenant (audited as tenant.impersonated)", security: "developer", responses: { 201: s.Impersonation },
     description: "Answers one access token and no refresh token. Used as the tenant's bearer, it reads what the tenant sees; any write, and any step-up action (export, billing portal, deletion), answers `403 impersonation_read_only`." },
   { method: "DELETE", path: `${tenantAdmin}/impersonate/:sessionId`, tag: "admin", summary: "End an impersonation session before its 15 minutes", security: "developer", responses: { 204: "empty" } },
