@@ -22,7 +22,7 @@ const records = async (t: TestBackend, tenant: TestTenant) => (await t.request("
 
 describe("impersonation (issue 45)", () => {
   it("reads what the tenant sees: profile, records, billing, activity; no refresh token", async () => {
-    const { t, tenant, opened, bearer } = await impersonating();
+    const { t, developer, tenant, opened, bearer } = await impersonating();
     expect(opened).toEqual({
       accessToken: expect.any(String),
       appId: t.app.id,
@@ -39,6 +39,12 @@ describe("impersonation (issue 45)", () => {
     expect(list.body.records.map((r: { data: unknown }) => r.data)).toEqual([{ title: "mine" }]);
     expect((await t.request("GET", "/api/v1/billing/subscription", { bearer })).status).toBe(200);
     expect((await t.request("GET", "/api/v1/account/activity", { bearer })).status).toBe(200);
+    // The app's own server, checking the token, learns it must not write on the tenant's behalf.
+    const me = (await t.request("GET", "/api/v1/developer/me", { developer })).body.developer.id;
+    const intro = await t.request("POST", "/api/v1/auth/introspect", { key: t.app.publishableKey, body: {}, headers: { authorization: `Bearer ${bearer.accessToken}` } });
+    expect(intro.body).toEqual({ active: true, tenantId: tenant.id, appId: t.app.id, exp: opened.expiresAt, parentTenantId: null, impersonatedBy: me });
+    const own = await t.request("POST", "/api/v1/auth/introspect", { key: t.app.publishableKey, body: {}, headers: { authorization: `Bearer ${tenant.accessToken}` } });
+    expect(own.body).not.toHaveProperty("impersonatedBy");
   });
 
   it("every write route of the tenant API refuses it with 403 impersonation_read_only, and nothing changes", async () => {

@@ -49,6 +49,8 @@ export const Introspection = obj({
   parentTenantId: v.nullable(v.string()),
   subscription: v.optional(v.nullable(Subscription)),
   tenant: v.optional(v.nullable(Tenant)),
+  /** present only for a developer's read-only impersonation session: the developer's id */
+  impersonatedBy: v.optional(v.string()),
 });
 export const ResendVerificationAdminReply = obj({ ok: v.literal(true), sentBy: v.string(), expiresAt: iso });
 
