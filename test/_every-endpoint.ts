@@ -352,7 +352,7 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `/api/v1/${backupLink.body.path}`, { developer: ops }, 404, sqliteUrl);
     const seeAs = await call("POST", `${admin}/tenants/${dave.body.tenant.id}/impersonate`, { developer: dev }, 201);
     await call("POST", "/api/v1/auth/logout", { bearer: { accessToken: seeAs.body.accessToken, appId: seeAs.body.appId }, body: {} }, 403);
-    await call("POST", "/api/v1/auth/introspect", { key: app.publishableKey, body: {}, headers: { authorization: `Bearer ${seeAs.body.accessToken}` } }, 200);
+    await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${seeAs.body.accessToken}` } }, 200);
     await call("DELETE", `${admin}/tenants/${dave.body.tenant.id}/impersonate/${seeAs.body.sessionId}`, { developer: dev }, 204);
     await call("DELETE", `${admin}/tenants/${dave.body.tenant.id}/impersonate/${seeAs.body.sessionId}x`, { developer: dev }, 404);
     const multipartHeaders = { "content-type": "multipart/form-data; boundary=----tenantdTestBoundary7MA4YWxkTrZu0gW" };
