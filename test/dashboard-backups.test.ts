@@ -38,6 +38,5 @@ describe("dashboard: backups (issue 45)", { timeout: 90_000 }, () => {
     expect(trail.entries.map((e) => e.action)).toEqual(["backup.downloaded", "backup.created"]);
     // The one failed request is the wrong password's 401.
     expect(d.errors).toEqual(["Failed to load resource: the server responded with a status of 401 ()"]);
-    expect(await d.page.$("form[aria-label='Make a backup']")).not.toBeNull(); // still signed in
   });
 });

@@ -35,8 +35,7 @@ async function send(method, url, body) {
     throw new ApiError(res.status, "not_json", `The server answered ${res.status} ${res.statusText || ""} with a page that is not the dashboard's API (a proxy in front of tenantd?). Try again, or check the server's logs.`.replace("  ", " "));
   }
   if (!res.ok) {
-    // The session is over only when the API says so: a wrong password typed again (a backup's step-up) is 401 too.
-    if (res.status === 401 && data?.error === "unauthorized" && url.pathname.includes("/api/")) onSignedOut("Your dashboard session ended (it expired, or you signed out elsewhere): sign in again.");
+    if (res.status === 401 && url.pathname.includes("/api/")) onSignedOut("Your dashboard session ended (it expired, or you signed out elsewhere): sign in again.");
     throw new ApiError(res.status, data?.error ?? "error", data?.message ?? `Request failed with status ${res.status}.`);
   }
   return data;
