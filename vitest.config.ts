@@ -39,6 +39,8 @@ const SQLITE_ONLY = [
   "test/data-auto-indexes.test.ts",
   "test/perf-caches.test.ts",
   "test/ops-backup.test.ts",
+  "test/ops-backup-dashboard.test.ts",
+  "test/dashboard-backups.test.ts",
   "test/store-copy.test.ts",
   "test/client-bundle.test.ts",
   "test/client-types.test.ts",

@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   invite_required: 403,
   email_not_verified: 403,
   reauthentication_required: 403,
+  impersonation_read_only: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

@@ -12,7 +12,7 @@ export async function outboxFor(t: TestBackend, to: string): Promise<OutboxMessa
 }
 
 /** The token in the newest email to `to` (from the link's `token` query parameter). */
-export async function tokenFromOutbox(t: TestBackend, to: string, kind: "verify" | "reset"): Promise<string> {
+export async function tokenFromOutbox(t: TestBackend, to: string, kind: "verify" | "reset" | "export"): Promise<string> {
   const message = (await outboxFor(t, to)).find((m) => m.kind === kind);
   if (!message?.link) throw new Error(`no ${kind} email to ${to}`);
   return new URL(message.link).searchParams.get("token")!;

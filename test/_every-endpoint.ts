@@ -37,8 +37,8 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
   const { url } = await serveHttp(t.backend);
   const exchanges: Exchange[] = [];
   try {
-    const call = async (method: string, path: string, opts: ReqOptions = {}, expected?: number): Promise<Reply> => {
-      const res = await fetch(buildRequest(url, method, path, opts), { redirect: "manual" });
+    const call = async (method: string, path: string, opts: ReqOptions = {}, expected?: number, base = url): Promise<Reply> => {
+      const res = await fetch(buildRequest(base, method, path, opts), { redirect: "manual" });
       const reply = await toReply(res);
       exchanges.push({ method, path, status: reply.status, contentType: res.headers.get("content-type"), body: reply.body, text: reply.text });
       if (expected !== undefined) expect(reply.status, `${method} ${path}: ${reply.text}`).toBe(expected);
@@ -127,6 +127,11 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", "/auth/verify-email", form({ app: app.id, token: "vrf_nope" }), 200);
     await call("POST", "/api/v1/auth/verify-email", { key: pk, body: { token: verifyToken } }, 200);
     await call("POST", "/api/v1/auth/verify-email", { key: pk, body: { token: verifyToken } }, 400);
+    await call("POST", "/api/v1/account/export/email", { bearer, body: {} }, 202);
+    const exportToken = await tokenFromOutbox(t, "alice@example.com", "export");
+    await call("GET", `/account/export-download?app=${app.id}&token=${exportToken}`, {}, 200);
+    await call("GET", "/account/export-download", {}, 400);
+    await call("POST", "/account/export-download", form({ app: app.id, token: exportToken }), 200);
     await call("POST", "/api/v1/auth/request-password-reset", { key: pk, body: { email: "alice@example.com" } }, 204);
     await call("POST", "/api/v1/auth/request-password-reset", { key: pk, body: { email: "alice@example.com", sendEmail: false } }, 403);
     const reset = await call("POST", "/api/v1/auth/request-password-reset", { key: pk, body: { email: "alice@example.com", sendEmail: false }, headers: { "x-service-secret": secretKey } }, 200);
@@ -332,6 +337,24 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `${admin}/tenants/${dave.body.tenant.id}/verify`, { developer: dev }, 409);
     await call("POST", `${admin}/tenants/${dave.body.tenant.id}/sign-in/disable`, { developer: dev }, 200);
     await call("POST", `${admin}/tenants/${dave.body.tenant.id}/sign-in/enable`, { developer: dev }, 200);
+    // Dashboard backups copy a SQLite data directory: run on a SQLite backend whichever engine this run uses.
+    const onSqlite = await startBackend({ database: undefined });
+    const sqliteUrl = (await serveHttp(onSqlite.backend)).url;
+    const ops = await developerSession(onSqlite, "ops@example.com");
+    const opsId = (await onSqlite.request("GET", "/api/v1/developer/me", { developer: ops })).body.developer.id as string;
+    await call("POST", "/api/v1/admin/backups", { developer: ops, body: { password: "developer password" } }, 403, sqliteUrl);
+    await onSqlite.backend.core.db.developers.setBackupOperator(opsId, true, onSqlite.clock());
+    const backup = await call("POST", "/api/v1/admin/backups", { developer: ops, body: { password: "developer password" } }, 201, sqliteUrl);
+    await call("POST", "/api/v1/admin/backups", { developer: ops, body: { password: "wrong password" } }, 401, sqliteUrl);
+    await call("GET", "/api/v1/admin/backups", { developer: ops }, 200, sqliteUrl);
+    const backupLink = await call("POST", `/api/v1/admin/backups/${backup.body.backup.name}/download-link`, { developer: ops, body: { password: "developer password" } }, 200, sqliteUrl);
+    await call("GET", `/api/v1/${backupLink.body.path}`, { developer: ops }, 200, sqliteUrl);
+    await call("GET", `/api/v1/${backupLink.body.path}`, { developer: ops }, 404, sqliteUrl);
+    const seeAs = await call("POST", `${admin}/tenants/${dave.body.tenant.id}/impersonate`, { developer: dev }, 201);
+    await call("POST", "/api/v1/auth/logout", { bearer: { accessToken: seeAs.body.accessToken, appId: seeAs.body.appId }, body: {} }, 403);
+    await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${seeAs.body.accessToken}` } }, 200);
+    await call("DELETE", `${admin}/tenants/${dave.body.tenant.id}/impersonate/${seeAs.body.sessionId}`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/tenants/${dave.body.tenant.id}/impersonate/${seeAs.body.sessionId}x`, { developer: dev }, 404);
     const multipartHeaders = { "content-type": "multipart/form-data; boundary=----tenantdTestBoundary7MA4YWxkTrZu0gW" };
     const image = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.png", type: "image/png", data: png }]), headers: multipartHeaders }, 201)).body.file as { id: string };
     const textFile = (await call("POST", "/api/v1/files/upload", { bearer, raw: multipart([{ name: "file", filename: "b.txt", type: "text/plain", data: Buffer.from("plain words") }]), headers: multipartHeaders }, 201)).body.file as { id: string };

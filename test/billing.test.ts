@@ -158,6 +158,20 @@ describe("development provider", () => {
     expect(await b.subscription(tenant)).toMatchObject({ status: "active", currentPeriodEnd: new Date(Date.UTC(2028, 0, 15, 12)).toISOString() });
   });
 
+  it("opening the portal is recorded in the audit trail like the other step-up actions; a refused one is not", async () => {
+    const b = await billingBackend();
+    const plan = await b.plan({ name: "Pro", slug: "pro" });
+    const tenant = await b.tenant();
+    await devSubscribe(b, tenant, plan.id);
+    const opened = async () => (await b.t.backend.admin.listAudit(b.t.app.id, { action: "tenant.billing_portal_opened", tenant: tenant.id })).entries;
+    await devPortal(b, tenant);
+    expect(await opened()).toMatchObject([{ actor: { type: "tenant", id: tenant.id }, tenantId: tenant.id }]);
+
+    b.t.clock.advance(10 * 60 * 1000 + 1);
+    expectError(await b.t.request("POST", "/api/v1/billing/portal", { bearer: tenant.bearer, body: { returnUrl: "https://app.example.com" } }), 403, "reauthentication_required");
+    expect(await opened()).toHaveLength(1);
+  });
+
   it("refuse bad page requests", async () => {
     const b = await billingBackend();
     const plan = await b.plan({ name: "P", slug: "p" });

@@ -260,4 +260,13 @@ describe("tenantd/client account activity and export", () => {
     expect(bytes.readUInt32LE(0)).toBe(0x04034b50);
     expect(bytes.includes(Buffer.from("activity@example.com"))).toBe(true);
   });
+
+  it("account.exportByEmail() mails the link once the address is verified", async () => {
+    const { client, t } = await clientBackend();
+    const c = client();
+    const tenant = await c.auth.signUp({ email: "mailed@example.com", password: PASSWORD });
+    expect((await rejection(c.account.exportByEmail())).code).toBe("email_not_verified");
+    await t.backend.core.db.tenants.markVerified(tenant.id, t.clock());
+    expect(await c.account.exportByEmail()).toEqual({ sentTo: "mailed@example.com", expiresAt: new Date(t.clock() + 24 * 3600_000).toISOString() });
+  });
 });

@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { cron } from "../src/index.ts";
 import { mailerFor } from "../src/email/mailer.ts";
-import { DESKTOP, openDashboard, PHONE, type Dashboard } from "./_dashboard.ts";
+import { DESKTOP, DEV, openDashboard, PHONE, type Dashboard } from "./_dashboard.ts";
 import { signupTenant } from "./_helpers.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
 import { enrolTotp } from "./_mfa.ts";
@@ -45,6 +45,10 @@ async function seed(d: Dashboard) {
   await d.t.backend.core.db.cron.finish("nightly", now - 2000, "ok", null, now - 1900);
   await d.t.backend.core.db.cron.claim("nightly", now - 1000, "node-a", now - 1000);
   await d.t.backend.core.db.cron.finish("nightly", now - 1000, "failed", "the job's own failure", now - 900);
+  // Backups as an operator sees them: the forms and one archive listed (on PostgreSQL, the note that points at pg_dump).
+  const me = (await d.call("GET", "/api/v1/developer/me", dev)).body.developer.id as string;
+  await d.t.backend.core.db.developers.setBackupOperator(me, true, now);
+  await d.call("POST", "/api/v1/admin/backups", { ...dev, body: { password: DEV.password } });
   await mailerFor(d.t.backend.core).idle();
   return tenant;
 }
@@ -55,7 +59,7 @@ describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
       const d = await openDashboard({ hooks: { cron: [cron("nightly", "every 1d", () => undefined)] } }, viewport);
       const tenant = await seed(d);
       const app = d.t.app.id;
-      const pages = ["/apps", "/usage", "/api", "/backups", "/jobs", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`];
+      const pages = ["/apps", "/usage", "/api", "/backups", "/jobs", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`, `/view-as/${app}/${tenant.id}`];
       const found: string[] = [];
       for (const hash of pages) {
         await d.go(hash);

@@ -165,7 +165,7 @@ describe("dashboard tools (issue 45)", { timeout: 90_000 }, () => {
     expect([...hosts]).toEqual([d.url]);
   });
 
-  it("backups: the commands that make and restore one, with no download of every developer's data", async () => {
+  it("backups: the commands that make and restore one, shown to every developer", async () => {
     const d = await openDashboard();
     await d.go("/backups");
     expect(await d.page.$eval("[data-testid=backup-command]", (e) => e.textContent)).toMatch(/^npx tenantd backup /);

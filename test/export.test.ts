@@ -9,6 +9,10 @@ import tenantCli from "../src/cli/tenant.ts";
 import { zipStream } from "../src/export/zip.ts";
 import { cliStoreEnv, developerSession, expectError, opaqueBytes, signupTenant, startBackend, tempDir, type TestTenant } from "./_helpers.ts";
 import { BOUNDARY, multipart } from "./files-helpers.ts";
+import { outboxFor } from "./_email.ts";
+import { storeRows } from "./_store.ts";
+import { configureWebhook, startReceiver } from "./_webhook-receiver.ts";
+import { hashToken } from "../src/crypto/random.ts";
 
 afterEach(() => {
   vi.unstubAllEnvs();
@@ -91,7 +95,7 @@ describe("tenant data export", () => {
     expect(res.headers.get("cache-control")).toBe("no-store");
     const zip = readZip(Buffer.from(await res.arrayBuffer()));
 
-    expect([...zip.keys()].sort()).toEqual(["account.json", "activity.jsonl", "billing.json", filePath, "files.jsonl", "invites.json", "records/notes.jsonl", "records/todos.jsonl"].sort());
+    expect([...zip.keys()].sort()).toEqual(["account.json", "activity.jsonl", "billing.json", filePath, "files.jsonl", "invites.json", "records/notes.jsonl", "records/todos.jsonl", "webhook-events.jsonl"].sort());
     const account = JSON.parse(zip.get("account.json")!.toString());
     expect(account.tenant).toMatchObject({ id: alice.id, email: "alice@example.com", hasPassword: true });
     const notes = jsonl(zip.get("records/notes.jsonl"));
@@ -166,6 +170,78 @@ describe("tenant data export", () => {
     expect(zip.get(filePath)!.equals(bytes)).toBe(true);
     const trail = await t.backend.admin.listAudit(t.app.id, { action: "tenant.data_exported" });
     expect(trail.entries[0]).toMatchObject({ tenantId: alice.id, actor: { type: "operator" } });
+  });
+
+  it("mails a one-use 24-hour link in the tenant's language; its page downloads the archive once", async () => {
+    const t = await startBackend();
+    const signup = await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "ana@example.com", password: "correct horse battery", locale: "es-MX" } });
+    const bearer = { accessToken: signup.body.accessToken as string, appId: t.app.id };
+    const ask = () => t.request("POST", "/api/v1/account/export/email", { bearer, body: {} });
+    // The whole account never goes to an address nobody proved.
+    expectError(await ask(), 403, "email_not_verified");
+    await t.backend.core.db.tenants.markVerified(signup.body.tenant.id, t.clock());
+    const sent = await ask();
+    expect(sent.status, sent.text).toBe(202);
+    expect(sent.body).toEqual({ sentTo: "ana@example.com", expiresAt: new Date(t.clock() + 24 * 3600_000).toISOString() });
+    const [mail] = (await outboxFor(t, "ana@example.com")).filter((m) => m.kind === "export");
+    expect(mail!.subject).toBe(`Tus datos de ${(await t.backend.admin.listApps())[0]!.name} están listos para descargar`);
+    expect(mail!.text).toContain("El enlace solo funciona una vez y caduca en 24 horas.");
+    const link = new URL(mail!.link!);
+    expect(link.pathname).toBe("/account/export-download");
+    const token = link.searchParams.get("token")!;
+    // Only the hash is kept.
+    expect(await storeRows(t.backend).column("SELECT token_hash FROM export_links")).toEqual([hashToken(token)]);
+
+    // Opening the link (a mail scanner too) shows a button and uses nothing.
+    for (let i = 0; i < 2; i++) {
+      const shown = await t.request("GET", link.pathname + link.search);
+      expect(shown.headers.get("content-type")).toContain("text/html");
+      expect(shown.text).toContain("<button");
+    }
+    const form = { raw: new URLSearchParams({ app: t.app.id, token }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } };
+    const res = await t.backend.fetch(new Request(`http://localhost${link.pathname}`, { method: "POST", body: form.raw, headers: form.headers }));
+    expect(res.headers.get("content-type")).toBe("application/zip");
+    const zip = readZip(Buffer.from(await res.arrayBuffer()));
+    expect(JSON.parse(zip.get("account.json")!.toString()).tenant.email).toBe("ana@example.com");
+    const again = await t.request("POST", link.pathname, form);
+    expect(again.text).toContain("already used");
+    const trail = await t.backend.admin.listAudit(t.app.id, { action: "tenant.data_export*" });
+    expect(trail.entries.map((e) => [e.action, e.details])).toEqual([["tenant.data_exported", { via: "email_link" }], ["tenant.data_export_link_sent", null]]);
+
+    // A second link expires after 24 hours, used or not.
+    await ask();
+    const later = new URL((await outboxFor(t, "ana@example.com")).find((m) => m.kind === "export")!.link!);
+    t.clock.advance(24 * 3600_000);
+    expect((await t.request("GET", later.pathname + later.search)).text).toContain("has expired");
+  });
+
+  it("is refused when the app sends its own email, and to an impersonation session", async () => {
+    const t = await startBackend();
+    const tenant = await signupTenant(t);
+    await t.backend.core.db.tenants.markVerified(tenant.id, t.clock());
+    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
+    const refused = await t.request("POST", "/api/v1/account/export/email", { bearer: tenant.bearer, body: {} });
+    expectError(refused, 409, "conflict");
+    expect(refused.body.message).toContain("GET /api/v1/account/export");
+  });
+
+  it("holds the webhook events sent about the tenant and how each delivery went, never the app's URL", async () => {
+    const t = await startBackend({ webhooks: { allowInsecure: true } });
+    const developer = await developerSession(t);
+    const receiver = await startReceiver();
+    await configureWebhook(t, developer, receiver.url);
+    await t.backend.admin.updateApp(t.app.id, { settings: { audit: { webhook: true } } });
+    const tenant = await signupTenant(t);
+    // Every event so far delivered, none still on its way.
+    await vi.waitFor(async () => {
+      const log = (await t.request("GET", `/api/v1/admin/apps/${t.app.id}/webhook-deliveries`, { developer })).body;
+      if (log.queued !== 0 || log.deliveries.length === 0 || log.deliveries.some((d: { status: string }) => d.status === "sending")) throw new Error("deliveries still on their way");
+    }, { timeout: 10_000, interval: 20 });
+    const res = await t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${tenant.accessToken}`, "x-service-app": t.app.id } }));
+    const zip = readZip(Buffer.from(await res.arrayBuffer()));
+    const events = jsonl(zip.get("webhook-events.jsonl"));
+    expect(events[0]).toEqual({ id: expect.any(String), event: "audit.entry", at: expect.any(String), status: "delivered", deliveredAt: expect.any(String) });
+    expect(zip.get("webhook-events.jsonl")!.includes(receiver.url)).toBe(false);
   });
 
   it("writes ZIP64 end records when an archive holds more than 65535 entries", async () => {

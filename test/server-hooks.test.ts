@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createTenantBackend, cron, defineHooks, refuse, type ServerHooks } from "../src/index.ts";
 import { loadConfig } from "../src/config-file.ts";
 import { parseSchedule } from "../src/server-hooks/cron.ts";
-import { afterThisTest, expectError, signupTenant, startBackend, tempDir, TEST_ARGON2 } from "./_helpers.ts";
+import { afterThisTest, developerSession, expectError, signupTenant, startBackend, tempDir, TEST_ARGON2 } from "./_helpers.ts";
 import { testStoreConfig } from "./_postgres.ts";
 import { billingBackend, form, pathOf } from "./billing-fixtures.ts";
 import type { Logger } from "../src/log.ts";
@@ -208,6 +208,28 @@ describe("custom routes", () => {
     expect((await t.request("DELETE", "/api/v1/x/nothing", { bearer: tenant.bearer })).status).toBe(204);
     expectError(await t.request("GET", "/api/v1/x/hello/you"), 401, "unauthorized");
     expectError(await t.request("GET", "/api/v1/x/unknown", { bearer: tenant.bearer }), 404, "not_found");
+  });
+});
+
+describe("custom routes and impersonation", () => {
+  it("a developer's read-only session reaches GET routes only, and the handler is told who impersonates", async () => {
+    const seen: unknown[] = [];
+    const hooks: ServerHooks = {
+      routes: {
+        "GET /who": ({ impersonatedBy }) => ({ impersonatedBy: impersonatedBy ?? null }),
+        "POST /charge": () => void seen.push("charged"),
+      },
+    };
+    const t = await startBackend({ hooks });
+    const tenant = await signupTenant(t);
+    const developer = await developerSession(t);
+    const me = (await t.request("GET", "/api/v1/developer/me", { developer })).body.developer.id;
+    const opened = await t.request("POST", `/api/v1/admin/apps/${t.app.id}/tenants/${tenant.id}/impersonate`, { developer });
+    const bearer = { accessToken: opened.body.accessToken as string, appId: t.app.id };
+    expect((await t.request("GET", "/api/v1/x/who", { bearer })).body).toEqual({ impersonatedBy: me });
+    expect((await t.request("GET", "/api/v1/x/who", { bearer: tenant.bearer })).body).toEqual({ impersonatedBy: null });
+    expectError(await t.request("POST", "/api/v1/x/charge", { bearer, body: {} }), 403, "impersonation_read_only");
+    expect(seen).toEqual([]);
   });
 });
 

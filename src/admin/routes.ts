@@ -15,6 +15,8 @@ import { registerToolsAdminRoutes } from "./tools-routes.ts";
 import { auditRequest } from "../audit/http.ts";
 import { appChanges } from "../audit/actions.ts";
 import { registerDashboardToolRoutes } from "./dashboard-tools.ts";
+import { registerImpersonationRoutes } from "./impersonation.ts";
+import { registerBackupRoutes } from "./backups.ts";
 
 export const LoginBody = v.object({ email: v.pipe(v.string(), v.trim(), v.toLowerCase()), password: v.string() });
 export const CreateAppBody = v.strictObject({ name: AppNameSchema, settings: v.optional(v.unknown()) });
@@ -97,4 +99,6 @@ export function registerAdminRoutes(router: Router, core: Core): void {
   registerTenantAdminRoutes(router, core);
   registerToolsAdminRoutes(router, core);
   registerDashboardToolRoutes(router, core);
+  registerImpersonationRoutes(router, core);
+  registerBackupRoutes(router, core);
 }

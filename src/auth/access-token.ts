@@ -14,6 +14,11 @@ export interface AccessClaims {
   sid: string;
   /** family owner's tenant id, or null */
   pid: string | null;
+  /**
+   * Set on a developer's read-only impersonation token only (src/admin/impersonation.ts):
+   * the developer's id. The tenant guard refuses every write made with such a token.
+   */
+  imp?: string;
   iat: number;
   exp: number;
 }
@@ -57,7 +62,8 @@ export const KID_PATTERN = /^key_[a-z2-7]{16}$/;
  */
 function claimsJson(claims: Omit<AccessClaims, "iss" | "iat" | "exp">, iat: number, exp: number): string {
   const pid = claims.pid == null ? "null" : jsonString(claims.pid);
-  return `{"iss":"tenantd","sub":${jsonString(claims.sub)},"app":${jsonString(claims.app)},"sid":${jsonString(claims.sid)},"pid":${pid},"iat":${iat},"exp":${exp}}`;
+  const imp = claims.imp === undefined ? "" : `,"imp":${jsonString(claims.imp)}`;
+  return `{"iss":"tenantd","sub":${jsonString(claims.sub)},"app":${jsonString(claims.app)},"sid":${jsonString(claims.sid)},"pid":${pid}${imp},"iat":${iat},"exp":${exp}}`;
 }
 
 export type VerifyResult =
@@ -168,7 +174,7 @@ export function createAccessTokens(legacyKey: Buffer, verifierOf: (kid: string) 
         } catch {
           return { ok: false, reason: "malformed" };
         }
-        if (typeof claims.exp !== "number" || typeof claims.sub !== "string" || typeof claims.sid !== "string") {
+        if (typeof claims.exp !== "number" || typeof claims.sub !== "string" || typeof claims.sid !== "string" || (claims.imp !== undefined && typeof claims.imp !== "string")) {
           return { ok: false, reason: "malformed" };
         }
         // A key signs its own app's tokens only.

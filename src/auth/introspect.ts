@@ -18,6 +18,8 @@ export interface Introspection {
   parentTenantId: string | null;
   subscription?: Subscription | null;
   tenant?: ReturnType<typeof toPublicTenant> | null;
+  /** A developer's read-only impersonation session (the developer's id): the app must not write on its behalf. */
+  impersonatedBy?: string;
 }
 
 /**
@@ -50,6 +52,7 @@ export function introspect(core: Core, app: AppRow, auth: TenantAuth | undefined
       exp: toIso(auth.exp * 1000),
       // The row, not the token claim: leaving a family takes effect before the token expires.
       parentTenantId: tenant.parentTenantId,
+      ...(auth.impersonatedBy !== undefined && { impersonatedBy: auth.impersonatedBy }),
     };
     if (!withSubscription) return withTenant ? { ...answer, tenant: toPublicTenant(tenant) } : answer;
     return effectiveSubscription(core, app, tenant.id).then((subscription) => ({
@@ -68,5 +71,6 @@ const nullable = (s: string | null) => (s === null ? "null" : jsonString(s));
  * Answers with `include` carry nested objects and go through JSON.stringify.
  */
 export function introspectionJson(x: Introspection): string {
-  return `{"active":${x.active},"tenantId":${nullable(x.tenantId)},"appId":${nullable(x.appId)},"exp":${nullable(x.exp)},"parentTenantId":${nullable(x.parentTenantId)}}`;
+  const imp = x.impersonatedBy === undefined ? "" : `,"impersonatedBy":${jsonString(x.impersonatedBy)}`;
+  return `{"active":${x.active},"tenantId":${nullable(x.tenantId)},"appId":${nullable(x.appId)},"exp":${nullable(x.exp)},"parentTenantId":${nullable(x.parentTenantId)}${imp}}`;
 }

@@ -13,7 +13,7 @@ import { auditTenant } from "../audit/http.ts";
 
 const FORM_LIMIT = 4096;
 
-function page(event: H3Event, title: string, body: string): Response {
+export function page(event: H3Event, title: string, body: string): Response {
   event.res.headers.set("content-type", "text/html; charset=utf-8");
   event.res.headers.set("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
   event.res.headers.set("x-content-type-options", "nosniff");
@@ -24,13 +24,13 @@ function page(event: H3Event, title: string, body: string): Response {
   return new Response(html, { headers: event.res.headers });
 }
 
-async function appFrom(core: Core, id: unknown): Promise<AppRow> {
+export async function appFrom(core: Core, id: unknown): Promise<AppRow> {
   const app = typeof id === "string" ? await core.db.apps.findById(id) : undefined;
   if (!app) throw fail("invalid_request", "This link names no app: open the link from the email exactly as it was sent.");
   return app;
 }
 
-function linkParams(event: H3Event): { app: string; token: string } {
+export function linkParams(event: H3Event): { app: string; token: string } {
   const q = getQuery(event);
   if (typeof q.app !== "string" || typeof q.token !== "string" || !q.token) {
     throw fail("invalid_request", "This link is incomplete: open the link from the email exactly as it was sent.");
@@ -38,7 +38,7 @@ function linkParams(event: H3Event): { app: string; token: string } {
   return { app: q.app, token: q.token };
 }
 
-async function readForm(event: H3Event): Promise<URLSearchParams> {
+export async function readForm(event: H3Event): Promise<URLSearchParams> {
   const type = event.req.headers.get("content-type") ?? "";
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) throw fail("unsupported_media_type", "Submit the form on this page.");
   return new URLSearchParams(await readLimited(event, FORM_LIMIT));
@@ -55,8 +55,8 @@ async function outcome(run: () => Promise<void>): Promise<string | null> {
   }
 }
 
-const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
-const button = (label: string) => `<button style="padding:10px 18px;font-size:16px">${escapeHtml(label)}</button>`;
+export const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+export const button = (label: string) => `<button style="padding:10px 18px;font-size:16px">${escapeHtml(label)}</button>`;
 
 /**
  * The pages the email links open when the app sets no `verifyUrl` / `resetUrl`. Each shows a

@@ -1,6 +1,6 @@
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
-import type { TenantAuth } from "../http/guards.ts";
+import { refuseImpersonatedWrite, type TenantAuth } from "../http/guards.ts";
 import { fail } from "../errors.ts";
 import { withLoginBackoff, accountKey } from "./login-backoff.ts";
 import { checkTotp } from "./mfa/totp.ts";
@@ -13,7 +13,9 @@ const minutes = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} minu
  * Refuses a sensitive action unless the session authenticated within the app's
  * `settings.auth.stepUpSeconds`; the error says how to re-authenticate.
  */
-export async function requireRecentAuth(core: Core, auth: Pick<TenantAuth, "app" | "sessionId">, action: string): Promise<void> {
+export async function requireRecentAuth(core: Core, auth: Pick<TenantAuth, "app" | "sessionId" | "impersonatedBy">, action: string): Promise<void> {
+  // A developer's impersonation session never proves the tenant (the export is a GET).
+  if (auth.impersonatedBy !== undefined) throw refuseImpersonatedWrite();
   const window = auth.app.settings.auth.stepUpSeconds;
   const s = await core.db.mfa.sessionAuth(auth.sessionId);
   if (s && core.clock() - s.authenticatedAt <= window * 1000) return;

@@ -14,6 +14,7 @@ import { handleStripeWebhook } from "./stripe-webhook.ts";
 import { registerBillingDevRoutes } from "./dev-routes.ts";
 import { requireRecentAuth } from "../auth/step-up.ts";
 import { registerBillingAdminRoutes } from "./admin-routes.ts";
+import { asTenant, auditRequest } from "../audit/http.ts";
 
 /** HTTP routes of the billing area: the spec's tenant endpoints, Stripe's webhook, dev pages, admin. */
 export function registerBillingRoutes(router: Router, core: Core): void {
@@ -32,7 +33,10 @@ export function registerBillingRoutes(router: Router, core: Core): void {
     const { app, tenantId } = auth;
     const body = await readJson(event, PortalBody, core.config.maxJsonBytes);
     await requireRecentAuth(core, auth, "The billing portal");
-    return openPortal(core, app, tenantId, body.returnUrl);
+    const portal = await openPortal(core, app, tenantId, body.returnUrl);
+    // A step-up action like the others: recorded once the portal link exists, never its URL (a bearer link).
+    await auditRequest(core, event, { appId: app.id, action: "tenant.billing_portal_opened", tenantId, actor: asTenant(tenantId) });
+    return portal;
   });
   router.get("/api/v1/billing/subscription", async (event) => {
     const { app, tenantId } = await requireTenant(event, core);

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { createAdminApi } from "../admin/api.ts";
 import { toPublicDeveloper } from "../admin/developers.ts";
 import type { Core } from "../core.ts";
-import { dataDirArg, jsonArg, print, promptSecret, secretFlag, withCore } from "./shared.ts";
+import { CliError, dataDirArg, jsonArg, print, promptSecret, secretFlag, withCore } from "./shared.ts";
 
 /** Where a new developer goes next: the dashboard when it is on, else the admin API's login route. */
 function signInHint(config: Core["config"]): string {
@@ -40,6 +40,19 @@ export default defineCommand({
         withCore(args, async (core) => {
           const developers = (await core.db.developers.list()).map(toPublicDeveloper);
           print(args.json, { developers }, () => developers.map((d) => `${d.id}  ${d.email}`).join("\n") || "No developers yet.");
+        }),
+    }),
+    operator: defineCommand({
+      meta: { name: "operator", description: "Let a developer make and download backups from the dashboard (every app's data is in them), or take it back with --off" },
+      args: { ...dataDirArg, ...jsonArg, email: { type: "positional", description: "Developer email", required: true }, off: { type: "boolean", description: "Take the right back", default: false } },
+      run: ({ args }) =>
+        withCore(args, async (core) => {
+          const developer = await core.db.developers.findByEmail(args.email.trim().toLowerCase());
+          if (!developer) throw new CliError(`No developer ${args.email}: see tenantd developer list.`);
+          await core.db.developers.setBackupOperator(developer.id, !args.off, core.clock());
+          print(args.json, { developer: toPublicDeveloper(developer), backupOperator: !args.off }, () =>
+            args.off ? `${developer.email} can no longer make or download backups from the dashboard` : `${developer.email} can now make and download backups from the dashboard (Backups page)`,
+          );
         }),
     }),
     "set-password": defineCommand({

@@ -33,6 +33,7 @@ export type LinkedProvider = Out<"LinkedProviders">["providers"][number];
 export type WebhookEvent = Out<"WebhookEvent">;
 export type ActivityPage = Out<"ActivityPage">;
 export type ActivityEntry = Out<"ActivityEntry">;
+export type ExportLinkSent = Out<"ExportLinkSent">;
 
 /** A JSON value, as records hold. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -42,6 +42,7 @@ import type {
   Membership,
   NewAuditEntry,
   NewEmailToken,
+  NewExportLink,
   NewSession,
   OAuthConsumeOutcome,
   OAuthLink,
@@ -110,6 +111,9 @@ export interface DevelopersRepository {
   createSession(tokenHash: string, developerId: string, now: number, expiresAt: number): Promise<void>;
   findBySession(tokenHash: string, now: number): Promise<DeveloperRow | undefined>;
   endSession(tokenHash: string): Promise<void>;
+  /** Whether the operator lets this developer make and download backups from the dashboard. */
+  isBackupOperator(id: string): Promise<boolean>;
+  setBackupOperator(id: string, on: boolean, now: number): Promise<void>;
 }
 
 export interface TenantsRepository {
@@ -201,6 +205,12 @@ export interface EmailTokensRepository {
    * marks the email verified and drops other reset tokens, atomically.
    */
   resetPassword(hash: string, appId: string, passwordHash: string, now: number): Promise<ConsumeOutcome>;
+  /** Stores an emailed export download link (hashed; docs/export.md). */
+  issueExportLink(link: NewExportLink): Promise<void>;
+  /** Checks an export link without using it (the page before the download). */
+  checkExportLink(hash: string, appId: string, now: number): Promise<ConsumeOutcome>;
+  /** Uses an export link: of two concurrent uses, one wins. */
+  useExportLink(hash: string, appId: string, now: number): Promise<ConsumeOutcome>;
 }
 
 export interface OutboxRepository {
@@ -237,6 +247,8 @@ export interface WebhooksRepository {
   findDelivery(appId: string, id: string): Promise<DeliveryRow | undefined>;
   /** Forgets bodies of events older than `bodiesBefore` and whole rows older than `rowsBefore`. */
   prune(bodiesBefore: number, rowsBefore: number): Promise<{ bodies: number; rows: number }>;
+  /** The deliveries of events about one tenant, oldest first (its data export), without bodies. */
+  tenantDeliveries(appId: string, tenantId: string, limit: number, offset: number): Promise<DeliveryRow[]>;
 }
 
 export interface FilesRepository {

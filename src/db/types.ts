@@ -143,6 +143,14 @@ export interface NewEmailToken {
 }
 
 /** Why a token was refused; the caller turns each into a message. */
+export interface NewExportLink {
+  hash: string;
+  appId: string;
+  tenantId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export type ConsumeOutcome = { ok: true; tenantId: string } | { ok: false; reason: "unknown" | "used" | "expired" };
 
 

@@ -1,7 +1,7 @@
 import type { Locale } from "../auth/signup.ts";
 import { escapeHtml } from "../tools/html.ts";
 
-export type EmailKind = "verify" | "reset";
+export type EmailKind = "verify" | "reset" | "export";
 
 interface Strings {
   subject: (app: string) => string;
@@ -31,6 +31,14 @@ const STRINGS: Record<Locale, Record<EmailKind, Strings>> = {
       expiry: "The link works once and expires in 1 hour.",
       ignore: "If you did not ask for this, ignore this email: your password stays the same.",
     },
+    export: {
+      subject: (app) => `Your ${app} data is ready to download`,
+      greeting: "Hi,",
+      body: (app) => `You asked for a copy of everything your ${app} account holds. Open this link to download it as a ZIP file:`,
+      button: "Download my data",
+      expiry: "The link works once and expires in 24 hours.",
+      ignore: "If you did not ask for this, ignore this email and change your password: nothing is downloaded until the link is opened.",
+    },
   },
   es: {
     verify: {
@@ -49,6 +57,14 @@ const STRINGS: Record<Locale, Record<EmailKind, Strings>> = {
       expiry: "El enlace solo funciona una vez y caduca en 1 hora.",
       ignore: "Si no lo pediste, ignora este correo: tu contraseña no cambia.",
     },
+    export: {
+      subject: (app) => `Tus datos de ${app} están listos para descargar`,
+      greeting: "Hola:",
+      body: (app) => `Pediste una copia de todo lo que guarda tu cuenta de ${app}. Abre este enlace para descargarla como archivo ZIP:`,
+      button: "Descargar mis datos",
+      expiry: "El enlace solo funciona una vez y caduca en 24 horas.",
+      ignore: "Si no lo pediste, ignora este correo y cambia tu contraseña: no se descarga nada hasta que se abra el enlace.",
+    },
   },
   nl: {
     verify: {
@@ -66,6 +82,14 @@ const STRINGS: Record<Locale, Record<EmailKind, Strings>> = {
       button: "Nieuw wachtwoord kiezen",
       expiry: "De link werkt één keer en verloopt over 1 uur.",
       ignore: "Heb je dit niet gevraagd? Negeer dan deze e-mail: je wachtwoord blijft hetzelfde.",
+    },
+    export: {
+      subject: (app) => `Je gegevens van ${app} staan klaar om te downloaden`,
+      greeting: "Hallo,",
+      body: (app) => `Je hebt gevraagd om een kopie van alles wat je ${app}-account bevat. Open deze link om die als ZIP-bestand te downloaden:`,
+      button: "Mijn gegevens downloaden",
+      expiry: "De link werkt één keer en verloopt over 24 uur.",
+      ignore: "Heb je dit niet gevraagd? Negeer dan deze e-mail en wijzig je wachtwoord: er wordt niets gedownload tot de link geopend wordt.",
     },
   },
 };

@@ -8,6 +8,7 @@ import { renderEmail, type EmailKind } from "./templates.ts";
 export const DEFAULT_LINK_PATHS: Record<EmailKind, string> = {
   verify: "/auth/verify-email",
   reset: "/auth/reset-password",
+  export: "/account/export-download",
 };
 
 /**
@@ -15,7 +16,8 @@ export const DEFAULT_LINK_PATHS: Record<EmailKind, string> = {
  * `{token}` replaced, or tenantd's own page under `publicUrl`.
  */
 export function emailLink(core: Core, app: AppRow, kind: EmailKind, token: string): string {
-  const template = kind === "verify" ? app.settings.email.verifyUrl : app.settings.email.resetUrl;
+  // The export's link always opens tenantd's page: the download is served here.
+  const template = kind === "verify" ? app.settings.email.verifyUrl : kind === "reset" ? app.settings.email.resetUrl : undefined;
   const t = encodeURIComponent(token);
   if (template) return template.replaceAll("{token}", t);
   return `${core.config.publicUrl}${DEFAULT_LINK_PATHS[kind]}?app=${encodeURIComponent(app.id)}&token=${t}`;

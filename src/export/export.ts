@@ -46,12 +46,25 @@ async function* activity(core: Core, app: AppRow, tenant: TenantRow): AsyncGener
   }
 }
 
+/**
+ * The webhook events tenantd sent the app about this tenant and how each delivery went: what
+ * the app was told, never where (the app's URL) or its server's answers.
+ */
+async function* webhookEvents(core: Core, app: AppRow, tenant: TenantRow): AsyncGenerator<Uint8Array> {
+  for (let offset = 0; ; ) {
+    const rows = await core.db.webhooks.tenantDeliveries(app.id, tenant.id, PAGE, offset);
+    if (rows.length === 0) return;
+    yield Buffer.from(rows.map((d) => JSON.stringify({ id: d.id, event: d.event, at: toIso(d.createdAt), status: d.status, deliveredAt: d.status === "delivered" ? toIso(d.finishedAt) : null }) + "\n").join(""));
+    offset += rows.length;
+  }
+}
 
 /**
  * Everything the tenant owns, as archive entries, each read when the archive reaches it:
  * `account.json` (profile, linked sign-in providers, family), `billing.json`
  * (subscriptions, entitlements, usage), `invites.json`, `activity.jsonl` (its security
- * events), `records/<collection>.jsonl` (one record per line, as the API shows it),
+ * events), `webhook-events.jsonl` (the app's webhook events about it and their delivery),
+ * `records/<collection>.jsonl` (one record per line, as the API shows it),
  * `files.json` and `files/<id>/<name>` (the bytes as uploaded).
  */
 export async function* exportEntries(core: Core, app: AppRow, tenant: TenantRow): AsyncGenerator<ZipEntry> {
@@ -80,6 +93,7 @@ export async function* exportEntries(core: Core, app: AppRow, tenant: TenantRow)
   yield { name: "billing.json", mtime: now, data: json(await tenantBilling(core, app, tenant)) };
   yield { name: "invites.json", mtime: now, data: json(await listInviteTokens(core, app, tenant.id)) };
   yield { name: "activity.jsonl", mtime: now, data: activity(core, app, tenant) };
+  yield { name: "webhook-events.jsonl", mtime: now, data: webhookEvents(core, app, tenant) };
   for (const { collection } of await core.db.admin.recordCounts(app.id, tenant.id)) {
     yield { name: `records/${collection}.jsonl`, mtime: now, data: records(core, app, tenant, collection) };
   }

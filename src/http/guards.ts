@@ -52,6 +52,8 @@ export interface TenantAuth {
   parentTenantId: string | null;
   /** access token expiry, unix seconds */
   exp: number;
+  /** The developer's id when a developer opened this session to see the tenant's view (read-only). */
+  impersonatedBy?: string;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -124,17 +126,30 @@ function checkVerified(core: Core, app: AppRow, token: string, now: number, resu
     if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== claims.sub) {
       return { error: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
     }
-    return { app, tenantId: claims.sub, sessionId: claims.sid, parentTenantId: claims.pid, exp: claims.exp };
+    return { app, tenantId: claims.sub, sessionId: claims.sid, parentTenantId: claims.pid, exp: claims.exp, impersonatedBy: claims.imp };
   });
 }
 
-/** The tenant bearer guard of every tenant-scoped endpoint: 401 with a code saying why. */
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * The tenant bearer guard of every tenant-scoped endpoint: 401 with a code saying why. A
+ * developer's impersonation session reads only: any other method is refused here, so no
+ * write route (billing, deletion, records, sign-in changes) can be reached with it.
+ */
 export function requireTenant(event: H3Event, core: Core): Awaitable<TenantAuth> {
   return andThen(checkTenant(event, core), (auth) => {
     if ("error" in auth) throw fail(auth.error, auth.message);
+    if (auth.impersonatedBy !== undefined && !READS.has(event.req.method)) throw refuseImpersonatedWrite();
     return auth;
   });
 }
+
+export const refuseImpersonatedWrite = () =>
+  fail(
+    "impersonation_read_only",
+    "This is a developer's read-only impersonation session: it can read what the tenant sees, never change anything (records, files, billing, sign-in, the account). Act as the developer through the admin API or the dashboard instead.",
+  );
 
 /**
  * A tenant-scoped handler, called with the checked bearer (the guard of requireTenant).

@@ -24,6 +24,7 @@ import { WebhookUrlBody } from "../webhooks/config.ts";
 import { DeliveryListQuery } from "../webhooks/deliveries.ts";
 import { DEV_PAGE_PATH } from "../billing/dev-provider.ts";
 import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
+import { BackupBody } from "../admin/backups.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
@@ -64,7 +65,9 @@ const BY_SECURITY: Record<Security, ErrorCode[]> = {
 export function errorCodes(op: Operation): ErrorCode[] {
   const body = op.body === undefined ? [] : op.body === "stripe" ? ["invalid_request", "payload_too_large"] as ErrorCode[] : JSON_BODY;
   const query = op.query || op.path.includes(":") ? (["invalid_request"] as ErrorCode[]) : [];
-  return [...new Set<ErrorCode>([...BY_SECURITY[op.security], ...body, ...query, ...(op.errors ?? []), "internal_error"])];
+  // A developer's impersonation session reads only: the tenant guard refuses its writes.
+  const readOnly: ErrorCode[] = op.security === "tenant" && op.method !== "GET" ? ["impersonation_read_only"] : [];
+  return [...new Set<ErrorCode>([...BY_SECURITY[op.security], ...readOnly, ...body, ...query, ...(op.errors ?? []), "internal_error"])];
 }
 
 const NoBody = v.object({});
@@ -212,6 +215,14 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: `${tenantAdmin}/records/:collection/bulk-delete`, tag: "admin", summary: "Delete every record a filter matches (at most 1000)", security: "developer", body: BulkDeleteBody, responses: { 200: s.RecordsDeleted }, errors: ["conflict", "invalid_filter"],
     description: "`confirm` is the number of records the filter matches: when the selection changed since the developer looked, `409 conflict` and nothing is deleted." },
   { method: "POST", path: `${appAdmin}/webhook-deliveries/:deliveryId/redeliver`, tag: "webhooks", summary: "Send a delivery's event again (a new event with the same content)", security: "developer", responses: { 202: s.WebhookRedelivered }, errors: ["gone"] },
+  { method: "GET", path: `${base}/admin/backups`, tag: "admin", summary: "Backups made from the dashboard, newest first, and whether this developer may make them", security: "developer", responses: { 200: s.BackupList } },
+  { method: "POST", path: `${base}/admin/backups`, tag: "admin", summary: "Make a backup on the server (operator developers; the password again; never the server key)", security: "developer", body: BackupBody, responses: { 201: s.BackupMade }, errors: ["forbidden", "invalid_credentials", "conflict"],
+    description: "Only a developer named with `tenantd developer operator <email>`; `409 conflict` on PostgreSQL or while another backup is written. Recorded as `backup.created` in every app's audit trail." },
+  { method: "POST", path: `${base}/admin/backups/:name/download-link`, tag: "admin", summary: "A one-use, one-minute link to download a backup (the password again)", security: "developer", body: BackupBody, responses: { 200: s.BackupLink }, errors: ["forbidden", "invalid_credentials", "conflict"] },
+  { method: "GET", path: `${base}/admin/backups/download/:token`, tag: "admin", summary: "Download a backup through its link (recorded as backup.downloaded in every app's trail)", security: "developer", responses: { 200: "binary" }, errors: ["forbidden", "conflict"] },
+  { method: "POST", path: `${tenantAdmin}/impersonate`, tag: "admin", summary: "Open a read-only 15-minute session as the tenant (audited as tenant.impersonated)", security: "developer", responses: { 201: s.Impersonation },
+    description: "Answers one access token and no refresh token. Used as the tenant's bearer, it reads what the tenant sees; any write, and any step-up action (export, billing portal, deletion), answers `403 impersonation_read_only`." },
+  { method: "DELETE", path: `${tenantAdmin}/impersonate/:sessionId`, tag: "admin", summary: "End an impersonation session before its 15 minutes", security: "developer", responses: { 204: "empty" } },
   { method: "GET", path: `${appAdmin}/access-log`, tag: "admin", summary: "The app's recent requests on this node (newest first, the last 500 kept in memory)", security: "developer", query: AccessLogQuery, responses: { 200: s.AccessLog } },
   { method: "GET", path: `${appAdmin}/email/previews`, tag: "admin", summary: "The app's verification and reset emails in en, es and nl, with its name and links", security: "developer", responses: { 200: s.EmailPreviews } },
   { method: "POST", path: `${appAdmin}/email/test`, tag: "admin", summary: "Send a test email through the configured transport, now", security: "developer", body: EmailTestBody, responses: { 200: s.EmailTestSent }, errors: ["provider_error"] },
@@ -233,8 +244,13 @@ export const OPERATIONS: Operation[] = [
   // Audit trail (docs/audit.md).
   { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
     description: "`action` is one action or a prefix ending in `*` (`tenant.*`); `cursor` is the previous page's `nextCursor`. Each entry's `hash` seals it and the entry before it (`tenantd audit verify`)." },
-  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict", "reauthentication_required"],
+  { method: "GET", path: `${base}/account/export`, tag: "account", summary: "Download everything the tenant owns as a ZIP (account, billing, records as JSONL, files)", security: "tenant", responses: { 200: "zip" }, errors: ["conflict", "reauthentication_required", "impersonation_read_only"],
     description: `Streamed as it is read: nothing is kept on the server, and memory stays flat however large the export. One export per account at a time (\`409 conflict\` while one is being read). docs/export.md lists the archive's files. ${STEP_UP_NOTE}` },
+  { method: "POST", path: `${base}/account/export/email`, tag: "account", summary: "Mail the tenant a one-use, 24-hour link to its export", security: "tenant", responses: { 202: s.ExportLinkSent },
+    errors: ["conflict", "email_not_verified", "reauthentication_required"],
+    description: "The link opens a page whose button downloads the same ZIP as `GET /account/export`. Refused (`409`) when the app sends its own email; `403 email_not_verified` until the address is verified." },
+  { method: "GET", path: DEFAULT_LINK_PATHS.export, tag: "pages", summary: "The page an export email's link opens", security: "none", query: v.object({ app: v.string(), token: v.string() }), responses: { 200: "html" } },
+  { method: "POST", path: DEFAULT_LINK_PATHS.export, tag: "pages", summary: "The export page's form post: the ZIP (or a page saying why not)", security: "none", body: "form", responses: { 200: "zip" }, errors: ["invalid_request"] },
   { method: "GET", path: `${base}/admin/cron`, tag: "hooks", summary: "Scheduled jobs (the hooks module's cron) with their last 20 runs and failures", security: "developer", responses: { 200: s.CronRuns },
     description: "Each run names the node that claimed it: one node runs each scheduled time. docs/hooks.md." },
   { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },

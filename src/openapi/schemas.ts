@@ -49,6 +49,8 @@ export const Introspection = obj({
   parentTenantId: v.nullable(v.string()),
   subscription: v.optional(v.nullable(Subscription)),
   tenant: v.optional(v.nullable(Tenant)),
+  /** present only for a developer's read-only impersonation session: the developer's id */
+  impersonatedBy: v.optional(v.string()),
 });
 export const ResendVerificationAdminReply = obj({ ok: v.literal(true), sentBy: v.string(), expiresAt: iso });
 
@@ -330,4 +332,10 @@ export const AccessLog = obj({
   entries: v.array(obj({ at: v.string(), method: v.string(), route: v.string(), status: v.number(), ms: v.number(), requestId: v.string() })),
   kept: v.number(),
 });
+const Backup = obj({ name: v.string(), bytes: v.number(), createdAt: iso });
+export const BackupList = obj({ operator: v.boolean(), unsupported: v.nullable(v.string()), backups: v.array(Backup), restoreCommand: v.string() });
+export const BackupMade = obj({ backup: Backup });
+export const BackupLink = obj({ path: v.string(), expiresAt: iso });
+export const ExportLinkSent = obj({ sentTo: v.string(), expiresAt: iso });
+export const Impersonation = obj({ accessToken: v.string(), appId: v.string(), sessionId: v.string(), tenant: Tenant, readOnly: v.literal(true), expiresAt: iso, expiresIn: v.number() });
 export const SignInState = obj({ tenant: Tenant, signInDisabledAt: isoOrNull, sessionsEnded: v.number() });

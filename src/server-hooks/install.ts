@@ -102,7 +102,7 @@ export function registerServerHookRoutes(router: Router, core: Core): void {
       const body = await bodyOf(event, core);
       const request = event.req as unknown as Request;
       const out = await runHook(core, `routes["${key}"]`, () =>
-        handler({ app: appOf(auth.app), tenantId: auth.tenantId, request, params: getRouterParams(event, { decode: true }), query: getQuery(event) as Record<string, string>, body }),
+        handler({ app: appOf(auth.app), tenantId: auth.tenantId, request, params: getRouterParams(event, { decode: true }), query: getQuery(event) as Record<string, string>, body, impersonatedBy: auth.impersonatedBy }),
       );
       if (out instanceof Response) return out;
       if (out === undefined) {

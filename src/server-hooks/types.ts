@@ -47,6 +47,8 @@ export interface RouteContext {
   query: Record<string, string>;
   /** the parsed JSON body, or undefined when the request sent none */
   body: unknown;
+  /** The developer's id when this is a developer's read-only impersonation session (only GET routes see one). */
+  impersonatedBy?: string;
 }
 
 /** A route handler answers a value (sent as JSON), a `Response`, or nothing (204). */

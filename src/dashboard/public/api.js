@@ -75,3 +75,22 @@ export function qs(params) {
   const s = p.toString();
   return s ? `?${s}` : "";
 }
+
+/**
+ * A read of the tenant API as the tenant, with an impersonation session's bearer (never the
+ * dashboard's cookie): what the tenant's own app gets from the same call.
+ */
+export async function asTenant(session, path) {
+  let res;
+  try {
+    res = await fetch(new URL(`../api/v1/${path}`, base), { headers: { authorization: `Bearer ${session.accessToken}`, "x-service-app": session.appId }, credentials: "omit" });
+  } catch {
+    throw new ApiError(0, "network", "The server did not answer: is tenantd still running?");
+  }
+  const data = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, data?.error ?? "error", data?.message ?? `Request failed with status ${res.status}.`);
+  return data;
+}
+
+/** The address of an admin API path through the dashboard's forwarder (a link the browser opens itself). */
+export const apiUrl = (path) => new URL(`api/${path}`, base).href;

@@ -9,6 +9,7 @@ import { UsagePage } from "./pages/usage.js";
 import { ApiDocsPage } from "./pages/api-docs.js";
 import { BackupsPage } from "./pages/backups.js";
 import { JobsPage } from "./pages/jobs.js";
+import { ViewAsPage } from "./pages/view-as.js";
 
 function skipToMain(e) {
   // The hash holds the route: following href="#main" would navigate away.
@@ -28,6 +29,8 @@ function Shell({ session, onSignedOut }) {
       setError(e);
     }
   };
+  // The impersonation tab: its banner and the tenant's view, without the dashboard's navigation.
+  if (path[0] === "view-as" && path[1] && path[2]) return html`<main id="main" tabindex="-1" class="view-as-main"><${ViewAsPage} appId=${path[1]} tenantId=${path[2]} /></main>`;
   let page;
   if (path[0] === "apps" && path[1]) page = html`<${AppLayout} appId=${path[1]} route=${path.slice(2)} session=${session} />`;
   else if (path[0] === "usage") page = html`<${UsagePage} />`;

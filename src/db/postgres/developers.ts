@@ -4,6 +4,13 @@ import type { DeveloperRow } from "../types.ts";
 
 export function createPgDevelopersRepo(sql: PgSql): DevelopersRepository {
   return {
+    async isBackupOperator(id) {
+      return (await sql`SELECT 1 FROM backup_operators WHERE developer_id = ${id}`).length > 0;
+    },
+    async setBackupOperator(id, on, now) {
+      if (on) await sql`INSERT INTO backup_operators (developer_id, granted_at) VALUES (${id}, ${now}) ON CONFLICT (developer_id) DO NOTHING`;
+      else await sql`DELETE FROM backup_operators WHERE developer_id = ${id}`;
+    },
     async insert(d) {
       await sql`INSERT INTO developers (id, email, password_hash, created_at) VALUES (${d.id}, ${d.email}, ${d.passwordHash}, ${d.createdAt})`;
     },

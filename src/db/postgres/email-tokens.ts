@@ -26,7 +26,30 @@ export function createPgEmailTokensRepo(sql: PgSql): EmailTokensRepository {
   const setVerified = (tx: PgTx, appId: string, tenantId: string, now: number) =>
     tx`UPDATE tenants SET email_verified_at = COALESCE(email_verified_at, ${now}) WHERE app_id = ${appId} AND id = ${tenantId}`;
 
+  async function exportLink(q: PgSql | PgTx, hash: string, appId: string, now: number, lock: boolean): Promise<ConsumeOutcome> {
+    const [row] = lock
+      ? await q<{ tenantId: string; expiresAt: number; usedAt: number | null }[]>`SELECT tenant_id, expires_at, used_at FROM export_links WHERE token_hash = ${hash} AND app_id = ${appId} FOR UPDATE`
+      : await q<{ tenantId: string; expiresAt: number; usedAt: number | null }[]>`SELECT tenant_id, expires_at, used_at FROM export_links WHERE token_hash = ${hash} AND app_id = ${appId}`;
+    if (!row) return { ok: false, reason: "unknown" };
+    if (row.usedAt !== null) return { ok: false, reason: "used" };
+    if (row.expiresAt <= now) return { ok: false, reason: "expired" };
+    return { ok: true, tenantId: row.tenantId };
+  }
+
   return {
+    async issueExportLink(l) {
+      await sql`INSERT INTO export_links (token_hash, app_id, tenant_id, created_at, expires_at) VALUES (${l.hash}, ${l.appId}, ${l.tenantId}, ${l.createdAt}, ${l.expiresAt})`;
+    },
+    async checkExportLink(hash, appId, now) {
+      return exportLink(sql, hash, appId, now, false);
+    },
+    async useExportLink(hash, appId, now) {
+      return sql.begin(async (tx) => {
+        const outcome = await exportLink(tx, hash, appId, now, true);
+        if (outcome.ok) await tx`UPDATE export_links SET used_at = ${now} WHERE token_hash = ${hash} AND used_at IS NULL`;
+        return outcome;
+      });
+    },
     async issue(t) {
       await sql.begin(async (tx) => {
         await tx`DELETE FROM email_tokens WHERE app_id = ${t.appId} AND tenant_id = ${t.tenantId} AND purpose = ${t.purpose}`;

@@ -12,6 +12,7 @@ import { auditCronSchema } from "./schema-10.ts";
 import { idempotencySchema } from "./schema-11.ts";
 import { signInBlocksSchema } from "./schema-12.ts";
 import { recordBytesSchema } from "./schema-15.ts";
+import { exportLinksOperatorsSchema } from "./schema-16.ts";
 
 export interface PgMigration {
   version: number;
@@ -37,6 +38,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 11, name: "idempotency-keys", sql: idempotencySchema },
   { version: 12, name: "tenant-sign-in-blocks", sql: signInBlocksSchema },
   { version: 15, name: "record-bytes", sql: recordBytesSchema },
+  { version: 16, name: "export-links-and-backup-operators", sql: exportLinksOperatorsSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */

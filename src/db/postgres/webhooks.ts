@@ -61,6 +61,10 @@ export function createPgWebhooksRepo(sql: PgSql): WebhooksRepository {
       const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ${appId}`;
       return { deliveries: [...deliveries], total: c!.n };
     },
+    async tenantDeliveries(appId, tenantId, limit, offset) {
+      return [...(await sql<DeliveryRow[]>`SELECT ${sql.unsafe(DELIVERY)} FROM webhook_deliveries WHERE app_id = ${appId} AND tenant_id = ${tenantId}
+        ORDER BY created_at, seq LIMIT ${limit} OFFSET ${offset}`)];
+    },
     async findDelivery(appId, id) {
       const [r] = await sql<DeliveryRow[]>`SELECT id, app_id, event, tenant_id, status, url, status_code, error, duration_ms, created_at, finished_at, body_sealed
         FROM webhook_deliveries WHERE app_id = ${appId} AND id = ${id}`;

@@ -33,8 +33,18 @@ export function createDevelopersRepo(db: SqliteDb) {
     deleteSession: db.prepare<[string]>("DELETE FROM developer_sessions WHERE token_hash = ?"),
     deleteSessionsOf: db.prepare<[string]>("DELETE FROM developer_sessions WHERE developer_id = ?"),
     purgeExpired: db.prepare<[number]>("DELETE FROM developer_sessions WHERE expires_at <= ?"),
+    isOperator: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM backup_operators WHERE developer_id = ?"),
+    grantOperator: db.prepare<[string, number]>("INSERT INTO backup_operators (developer_id, granted_at) VALUES (?, ?) ON CONFLICT (developer_id) DO NOTHING"),
+    revokeOperator: db.prepare<[string]>("DELETE FROM backup_operators WHERE developer_id = ?"),
   };
   return {
+    async isBackupOperator(id: string): Promise<boolean> {
+      return q.isOperator.get(id) !== undefined;
+    },
+    async setBackupOperator(id: string, on: boolean, now: number): Promise<void> {
+      if (on) q.grantOperator.run(id, now);
+      else q.revokeOperator.run(id);
+    },
     async insert(d: DeveloperRow): Promise<void> {
       q.insert.run(d.id, d.email, d.passwordHash, d.createdAt);
     },

@@ -1,6 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import { prepareDropUnverifiedLinks } from "./oauth.ts";
-import type { ConsumeOutcome, EmailTokenPurpose, NewEmailToken } from "../types.ts";
+import type { ConsumeOutcome, EmailTokenPurpose, NewEmailToken, NewExportLink } from "../types.ts";
 
 interface RawToken {
   tenant_id: string;
@@ -24,18 +24,29 @@ export function createEmailTokensRepo(db: SqliteDb) {
       "UPDATE tenants SET email_verified_at = COALESCE(email_verified_at, ?) WHERE app_id = ? AND id = ?",
     ),
     setPassword: db.prepare<[string, string, string]>("UPDATE tenants SET password_hash = ? WHERE app_id = ? AND id = ?"),
+    insertExport: db.prepare<[string, string, string, number, number]>("INSERT INTO export_links (token_hash, app_id, tenant_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)"),
+    findExport: db.prepare<[string, string], RawToken>("SELECT tenant_id, expires_at, used_at FROM export_links WHERE token_hash = ? AND app_id = ?"),
+    useExport: db.prepare<[number, string]>("UPDATE export_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL"),
     endSessions: db.prepare<[number, string, string]>(
       "UPDATE sessions SET ended_at = ?, end_reason = 'password_reset' WHERE app_id = ? AND tenant_id = ? AND ended_at IS NULL",
     ),
   };
 
   const check = (hash: string, appId: string, purpose: EmailTokenPurpose, now: number): ConsumeOutcome => {
-    const row = q.find.get(hash, appId, purpose);
+    return outcomeOf(q.find.get(hash, appId, purpose), now);
+  };
+
+  const outcomeOf = (row: RawToken | undefined, now: number): ConsumeOutcome => {
     if (!row) return { ok: false, reason: "unknown" };
     if (row.used_at !== null) return { ok: false, reason: "used" };
     if (row.expires_at <= now) return { ok: false, reason: "expired" };
     return { ok: true, tenantId: row.tenant_id };
   };
+  const useExport = db.transaction((hash: string, appId: string, now: number): ConsumeOutcome => {
+    const outcome = outcomeOf(q.findExport.get(hash, appId), now);
+    if (outcome.ok) q.useExport.run(now, hash);
+    return outcome;
+  });
 
   const consume = (hash: string, appId: string, purpose: EmailTokenPurpose, now: number): ConsumeOutcome => {
     const outcome = check(hash, appId, purpose, now);
@@ -87,6 +98,15 @@ export function createEmailTokensRepo(db: SqliteDb) {
      */
     async resetPassword(hash: string, appId: string, passwordHash: string, now: number): Promise<ConsumeOutcome> {
       return reset.immediate(hash, appId, passwordHash, now);
+    },
+    async issueExportLink(l: NewExportLink): Promise<void> {
+      q.insertExport.run(l.hash, l.appId, l.tenantId, l.createdAt, l.expiresAt);
+    },
+    async checkExportLink(hash: string, appId: string, now: number): Promise<ConsumeOutcome> {
+      return outcomeOf(q.findExport.get(hash, appId), now);
+    },
+    async useExportLink(hash: string, appId: string, now: number): Promise<ConsumeOutcome> {
+      return useExport.immediate(hash, appId, now);
     },
   };
 }

@@ -89,6 +89,9 @@ export function createWebhooksRepo(db: SqliteDb) {
       `SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE app_id = ? ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`,
     ),
     count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE app_id = ?"),
+    ofTenant: db.prepare<[string, string, number, number], RawDelivery>(
+      `SELECT ${DELIVERY_LIST_COLUMNS} FROM webhook_deliveries WHERE app_id = ? AND tenant_id = ? ORDER BY created_at, seq LIMIT ? OFFSET ?`,
+    ),
     queued: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM webhook_events WHERE app_id = ?"),
     depth: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM webhook_events"),
   };
@@ -143,6 +146,9 @@ export function createWebhooksRepo(db: SqliteDb) {
     /** Newest first. */
     async listDeliveries(appId: string, limit: number, offset: number): Promise<{ deliveries: DeliveryRow[]; total: number }> {
       return { deliveries: q.list.all(appId, limit, offset).map(toDelivery), total: q.count.get(appId)!.n };
+    },
+    async tenantDeliveries(appId: string, tenantId: string, limit: number, offset: number): Promise<DeliveryRow[]> {
+      return q.ofTenant.all(appId, tenantId, limit, offset).map(toDelivery);
     },
     /** One delivery of the app (another app's id finds nothing). */
     async findDelivery(appId: string, id: string): Promise<DeliveryRow | undefined> {

@@ -57,6 +57,7 @@ export function TenantPage({ app, tenantId }) {
         ${d.tenant.signInDisabledAt
           ? html`<button type="button" onClick=${() => action.run(() => setSignIn(true))} disabled=${action.busy}>Turn sign-in back on</button>`
           : html`<button type="button" class="danger" onClick=${() => setConfirm("disable")}>Turn sign-in off…</button>`}
+        <a class="button" href=${`#/view-as/${app.id}/${encodeURIComponent(d.tenant.id)}`} target="_blank" rel="noopener">Impersonate (read-only, new tab)</a>
         <button type="button" class="danger" onClick=${() => setConfirm("delete")}>Delete tenant…</button>
       </div>
       ${notice ? html`<p class="ok" role="status">${notice}</p>` : null}
