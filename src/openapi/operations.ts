@@ -27,6 +27,7 @@ import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
+import { ORG_OPERATIONS } from "./org-operations.ts";
 import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
 type Schema = v.GenericSchema;
@@ -229,6 +230,7 @@ export const OPERATIONS: Operation[] = [
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
   ...MFA_OPERATIONS,
   ...SIGN_IN_OPERATIONS,
+  ...ORG_OPERATIONS,
 
   // Audit trail (docs/audit.md).
   { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
