@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { developerSession, expectError, serveHttp, buildRequest, toReply, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { outboxFor } from "./_email.ts";
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
+import { clientBackend } from "./client-helpers.ts";
+import { TenantdError } from "../src/client/index.ts";
 
 const PASSWORD = "correct horse battery";
 const INVITE_URL = "https://app.example.com/join?t={token}";
@@ -304,5 +306,46 @@ describe("organizations: concurrency", () => {
     expect(replies.map((r) => r.status).sort()).toContain(409);
     const roles = Object.values(await o.roles(a!, org.id));
     expect(roles.filter((r) => r === "owner").length).toBe(1);
+  });
+});
+
+describe("tenantd/client orgs", () => {
+  it("one method per endpoint: create, invite, accept (and sign up with an invite), page members, roles, transfer, leave, delete", async () => {
+    const { t, client } = await clientBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
+    const owner = client();
+    await owner.auth.signUp({ email: "owner@example.com", password: PASSWORD });
+    const org = await owner.orgs.create("Acme");
+    expect(org).toMatchObject({ name: "Acme", role: "owner", kind: "team" });
+    expect(await owner.orgs.list()).toEqual([org]);
+    expect(await owner.orgs.rename(org.id, "Acme Inc")).toMatchObject({ name: "Acme Inc" });
+
+    const link = await owner.orgs.invite(org.id, { role: "admin" });
+    const emailed = await owner.orgs.invite(org.id, { email: "new@example.com" });
+    const joiner = client();
+    await joiner.auth.signUp({ email: "joiner@example.com", password: PASSWORD });
+    t.clock.advance(1000);
+    expect(await joiner.orgs.accept(link.invite.token)).toMatchObject({ id: org.id, role: "admin" });
+    const newcomer = client();
+    t.clock.advance(1000);
+    await newcomer.auth.signUp({ email: "new@example.com", password: PASSWORD, inviteToken: emailed.invite.token });
+    expect((await newcomer.orgs.get(org.id)).role).toBe("member");
+    expect((await owner.orgs.invites(org.id)).seats).toEqual({ limit: null, used: 3, pending: 0, remaining: null });
+    await owner.orgs.revokeInvite(org.id, link.invite.id);
+
+    const page = await owner.orgs.members(org.id, { limit: 2 });
+    expect(page.members.map((m) => m.email)).toEqual(["owner@example.com", "joiner@example.com"]);
+    expect((await owner.orgs.members(org.id, { after: page.next! })).members.map((m) => m.email)).toEqual(["new@example.com"]);
+    const newId = (await newcomer.auth.getSession())!.tenant!.id;
+    expect(await owner.orgs.setRole(org.id, newId, "admin")).toMatchObject({ email: "new@example.com", role: "admin" });
+    const refused = await newcomer.orgs.delete(org.id).then(() => undefined, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(TenantdError);
+    expect(refused).toMatchObject({ status: 403, code: "forbidden" });
+    const joinerId = (await joiner.auth.getSession())!.tenant!.id;
+    expect(await owner.orgs.transfer(org.id, joinerId)).toMatchObject({ role: "admin" });
+    await joiner.orgs.removeMember(org.id, newId);
+    await owner.orgs.leave(org.id);
+    await joiner.orgs.delete(org.id);
+    expect(await joiner.orgs.list()).toEqual([]);
   });
 });
