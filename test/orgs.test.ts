@@ -6,6 +6,37 @@ import { outboxFor } from "./_email.ts";
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
 import { clientBackend } from "./client-helpers.ts";
 import { TenantdError } from "../src/client/index.ts";
+import { runCommand } from "citty";
+import { afterEach, vi } from "vitest";
+import orgCommand from "../src/cli/org.ts";
+import { cliStoreEnv, withCleanEnv } from "./_helpers.ts";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.exitCode = undefined;
+});
+
+/** Runs `tenantd org …` in-process on the backend's data directory; returns stdout. */
+async function orgCli(dataDir: string, args: string[]): Promise<string> {
+  const out: string[] = [];
+  // A refusal prints `{ error, message }` and exits 1: the exit is stopped here, the output kept.
+  vi.spyOn(process, "exit").mockImplementation(((code?: number) => {
+    throw Object.assign(new Error(`exit ${code}`), { exited: true });
+  }) as never);
+  const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+    out.push(String(chunk));
+    return true;
+  });
+  try {
+    const rawArgs = [...args, "--data-dir", dataDir];
+    await withCleanEnv(() => runCommand(orgCommand, { rawArgs }), await cliStoreEnv(rawArgs)).catch((e: { exited?: boolean }) => {
+      if (!e.exited) throw e;
+    });
+  } finally {
+    spy.mockRestore();
+  }
+  return out.join("");
+}
 
 const PASSWORD = "correct horse battery";
 const INVITE_URL = "https://app.example.com/join?t={token}";
@@ -347,5 +378,33 @@ describe("tenantd/client orgs", () => {
     await owner.orgs.leave(org.id);
     await joiner.orgs.delete(org.id);
     expect(await joiner.orgs.list()).toEqual([]);
+  });
+});
+
+describe("tenantd org (CLI)", () => {
+  it("lists an app's organizations and one tenant's, shows one with its members, deletes one as the operator", async () => {
+    const o = await orgsBackend();
+    const { t } = o;
+    const [alice, bob] = [await signupTenant(t, { email: "alice@example.com" }), await signupTenant(t, { email: "bob@example.com" })];
+    const acme = await o.create(alice, "Acme");
+    t.clock.advance(1000);
+    const solo = await o.create(bob, "Solo");
+    t.clock.advance(1000);
+    await o.join(bob, acme.id, alice, "admin");
+    const json = async (args: string[]) => JSON.parse(await orgCli(t.dataDir, [...args, "--app", t.app.id, "--json"]));
+    expect(await json(["list"])).toEqual({
+      orgs: [
+        { id: solo.id, name: "Solo", kind: "team", createdAt: expect.any(String), updatedAt: expect.any(String), members: 1 },
+        { id: acme.id, name: "Acme", kind: "team", createdAt: expect.any(String), updatedAt: expect.any(String), members: 2 },
+      ],
+      total: 2,
+    });
+    expect((await json(["list", "--tenant", "bob@example.com"])).orgs.map((x: { name: string; role: string }) => [x.name, x.role])).toEqual([["Acme", "admin"], ["Solo", "owner"]]);
+    expect((await json(["show", acme.id])).members.map((m: { email: string; role: string }) => [m.email, m.role])).toEqual([["alice@example.com", "owner"], ["bob@example.com", "admin"]]);
+    expect(await orgCli(t.dataDir, ["show", acme.id, "--app", t.app.id])).toContain("alice@example.com");
+    expect((await json(["delete", acme.id])).error).toBe("invalid_request");
+    expect(await json(["delete", acme.id, "--yes"])).toEqual({ deleted: true, orgId: acme.id });
+    expectError(await o.as(alice, "GET", `/${acme.id}`), 404, "not_found");
+    expect((await json(["show", acme.id])).message).toContain("No organization");
   });
 });

@@ -624,6 +624,10 @@ export interface OrgsRepository {
   forTenant(appId: string, tenantId: string): Promise<MemberOrgRow[]>;
   /** The organization as `tenantId` sees it; undefined when it is not a member (or there is none). */
   asMember(appId: string, orgId: string, tenantId: string): Promise<MemberOrgRow | undefined>;
+  /** The operator's view (CLI): one organization, whoever asks. */
+  byId(appId: string, orgId: string): Promise<OrgRow | undefined>;
+  /** The operator's view (CLI): the app's organizations, newest first, with their member counts. */
+  list(appId: string, limit: number, offset: number): Promise<{ orgs: (OrgRow & { members: number })[]; total: number }>;
   rename(appId: string, orgId: string, name: string, now: number): Promise<OrgRow | undefined>;
   /** Deletes the organization with its members and invites. */
   remove(appId: string, orgId: string): Promise<boolean>;

@@ -65,3 +65,10 @@ export async function transferOrg(core: Core, app: AppRow, actor: OrgActor & { t
   await orgChanged(core, app, actor, "org.ownership_transferred", orgId, { from: actor.tenantId, to }, { tenantId: to, email: target.email });
   return { org: toPublicOrg({ ...org, role: "admin" }) };
 }
+
+/** The operator's deletion (CLI): no membership needed; the trail names the operator. */
+export async function deleteOrgAsOperator(core: Core, app: AppRow, orgId: string): Promise<void> {
+  const org = await core.db.orgs.byId(app.id, orgId);
+  if (!org || !(await core.db.orgs.remove(app.id, orgId))) throw fail("not_found", `No organization ${orgId} in app ${app.name}.`);
+  await orgChanged(core, app, { tenantId: null }, "org.deleted", orgId, { name: org.name });
+}

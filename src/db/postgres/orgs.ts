@@ -67,6 +67,16 @@ export function createPgOrgsRepo(sql: PgSql): OrgsRepository {
         WHERE m.app_id = ${appId} AND m.org_id = ${orgId} AND m.tenant_id = ${tenantId}`;
       return r;
     },
+    async byId(appId, orgId) {
+      const [r] = await sql<OrgRow[]>`SELECT * FROM orgs WHERE app_id = ${appId} AND id = ${orgId}`;
+      return r;
+    },
+    async list(appId, limit, offset) {
+      const orgs = await sql<(OrgRow & { members: number })[]>`SELECT o.*, (SELECT COUNT(*) FROM org_members m WHERE m.org_id = o.id) AS members
+        FROM orgs o WHERE o.app_id = ${appId} ORDER BY o.created_at DESC, o.id COLLATE "C" DESC LIMIT ${limit} OFFSET ${offset}`;
+      const [total] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM orgs WHERE app_id = ${appId}`;
+      return { orgs: [...orgs], total: total!.n };
+    },
     async rename(appId, orgId, name, now) {
       const [r] = await sql<OrgRow[]>`UPDATE orgs SET name = ${name}, updated_at = ${now} WHERE app_id = ${appId} AND id = ${orgId} RETURNING *`;
       return r;

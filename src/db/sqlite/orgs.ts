@@ -19,6 +19,10 @@ export function createOrgsRepo(db: SqliteDb): OrgsRepository {
       `SELECT ${ORG}, m.role FROM org_members m JOIN orgs o ON o.id = m.org_id WHERE m.app_id = ? AND m.org_id = ? AND m.tenant_id = ?`,
     ),
     byId: db.prepare<[string, string], OrgRow>(`SELECT ${ORG} FROM orgs o WHERE o.app_id = ? AND o.id = ?`),
+    page: db.prepare<[string, number, number], OrgRow & { members: number }>(
+      `SELECT ${ORG}, (SELECT COUNT(*) FROM org_members m WHERE m.org_id = o.id) AS members FROM orgs o WHERE o.app_id = ? ORDER BY o.created_at DESC, o.id DESC LIMIT ? OFFSET ?`,
+    ),
+    total: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM orgs WHERE app_id = ?"),
     rename: db.prepare<[string, number, string, string]>("UPDATE orgs SET name = ?, updated_at = ? WHERE app_id = ? AND id = ?"),
     remove: db.prepare<[string, string]>("DELETE FROM orgs WHERE app_id = ? AND id = ?"),
     firstMembers: db.prepare<[string, string, number], OrgMemberRow>(
@@ -133,6 +137,12 @@ export function createOrgsRepo(db: SqliteDb): OrgsRepository {
     },
     async asMember(appId, orgId, tenantId) {
       return q.asMember.get(appId, orgId, tenantId);
+    },
+    async byId(appId, orgId) {
+      return q.byId.get(appId, orgId);
+    },
+    async list(appId, limit, offset) {
+      return { orgs: q.page.all(appId, limit, offset), total: q.total.get(appId)!.n };
     },
     async rename(appId, orgId, name, now) {
       if (q.rename.run(name, now, appId, orgId).changes === 0) return undefined;
