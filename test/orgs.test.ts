@@ -116,6 +116,9 @@ describe("organizations: lifecycle", () => {
     expect(mail).toMatchObject({ kind: "org_invite", locale: "es", subject: expect.stringMatching(/^Te invitan a unirte a Acme en /) });
     expect(mail!.text).toContain("alice@example.com te invitó a unirte a la organización Acme");
     expect(mail!.link).toBe(emailed.url);
+    expect(mail!.html).toContain('<html lang="es">');
+    expect(mail!.html).toContain(`href="${emailed.url!.replaceAll("&", "&amp;")}"`);
+    expect(mail!.html).toContain("Aceptar la invitación");
     const token = new URL(mail!.link!).searchParams.get("t")!;
     expect(token).toBe(emailed.token);
     const signup = await t.request("POST", "/api/v1/auth/signup", { key: t.app.publishableKey, body: { email: "carol@example.com", password: PASSWORD, inviteToken: token } });

@@ -1,7 +1,7 @@
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
 import { toLocale, type Locale } from "../auth/signup.ts";
-import { escapeHtml } from "../tools/html.ts";
+import { renderActionEmail } from "../email/templates.ts";
 import { mailerFor } from "../email/mailer.ts";
 
 interface Strings {
@@ -44,20 +44,7 @@ const STRINGS: Record<Locale, Strings> = {
 export function renderOrgInvite(locale: Locale, vars: { appName: string; orgName: string; inviter: string; link: string; days: number }) {
   const s = STRINGS[locale];
   const body = s.body(vars.inviter, vars.orgName, vars.appName);
-  const text = [s.greeting, "", body, vars.link, "", s.expiry(vars.days), s.ignore, ""].join("\n");
-  const p = (t: string) => `<p style="margin:0 0 16px">${escapeHtml(t)}</p>`;
-  const link = escapeHtml(vars.link);
-  const html = [
-    `<!doctype html><html lang="${locale}"><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#222;max-width:560px">`,
-    p(s.greeting),
-    p(body),
-    `<p style="margin:0 0 16px"><a href="${link}" style="display:inline-block;padding:10px 18px;background:#2d5bd7;color:#fff;border-radius:6px;text-decoration:none">${escapeHtml(s.button)}</a></p>`,
-    `<p style="margin:0 0 16px;font-size:13px;word-break:break-all"><a href="${link}">${link}</a></p>`,
-    p(s.expiry(vars.days)),
-    p(s.ignore),
-    "</body></html>",
-  ].join("\n");
-  return { subject: s.subject(vars.orgName, vars.appName), text, html };
+  return { subject: s.subject(vars.orgName, vars.appName), ...renderActionEmail(locale, { greeting: s.greeting, body, button: s.button, link: vars.link, after: [s.expiry(vars.days), s.ignore] }) };
 }
 
 /** The link an invitee follows: the app's `settings.orgs.inviteUrl` with `{token}` replaced. */
