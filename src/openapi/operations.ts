@@ -27,7 +27,7 @@ import { DEFAULT_LINK_PATHS } from "../email/tenant-email.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
-import { ORG_OPERATIONS } from "./org-operations.ts";
+import { ORG_OPERATIONS, ORG_WEBHOOK_EVENTS } from "./org-operations.ts";
 import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
 type Schema = v.GenericSchema;
@@ -264,4 +264,5 @@ export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }
     summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",
     payload: v.strictObject({ test: v.literal(true), message: v.string() }),
   },
+  ...ORG_WEBHOOK_EVENTS,
 };

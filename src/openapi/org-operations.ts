@@ -55,3 +55,18 @@ export const ORG_OPERATIONS: Operation[] = [
     description: "A new person signs up with the token as `inviteToken` (POST /auth/signup) instead. An email invite is accepted only by the tenant with that email (403 otherwise)." },
   { method: "POST", path: `${org}/leave`, tag: "orgs", summary: "Leave the organization", security: "tenant", body: NoBody, responses: { 204: "empty" }, errors: ["not_found", "conflict"], description: "The last owner cannot leave (409): make another member owner first, or delete the organization." },
 ];
+
+const orgEvent = (summary: string) => ({ summary: `${summary} \`payload.orgId\` names the organization; \`tenantId\` and \`email\` the member concerned (docs/organizations.md).`, payload: v.looseObject({ orgId: v.string() }) });
+
+/** Organization changes as webhook events; each is also the audit action of the same name. */
+export const ORG_WEBHOOK_EVENTS = {
+  "org.created": orgEvent("An organization was created (`name`)."),
+  "org.updated": orgEvent("An organization was renamed (`name`)."),
+  "org.deleted": orgEvent("An organization was deleted (`name`, or `reason` when its last member's account went)."),
+  "org.ownership_transferred": orgEvent("An owner handed the organization over (`from`, `to`, `reason?`)."),
+  "org.member.added": orgEvent("A tenant joined (`role`, `via`: `accept` or `signup`)."),
+  "org.member.removed": orgEvent("A member was removed or left (`role`, `reason`: `removed` or `left`)."),
+  "org.member.role_changed": orgEvent("A member's role changed (`from`, `role`)."),
+  "org.invite.created": orgEvent("An invite was created (`inviteId`, `kind`, `role`, `email?`)."),
+  "org.invite.revoked": orgEvent("An invite was revoked (`inviteId`)."),
+};
