@@ -84,14 +84,16 @@ export function createPgOrgsRepo(sql: PgSql): OrgsRepository {
     async remove(appId, orgId) {
       return (await sql`DELETE FROM orgs WHERE app_id = ${appId} AND id = ${orgId}`).count > 0;
     },
+    // The page is cut from org_members alone, then joined for the emails: a large organization
+    // costs one page of tenant lookups, not one per member after the cursor.
     async members(appId, orgId, limit, after) {
-      const rows = after
-        ? await sql<OrgMemberRow[]>`SELECT m.tenant_id, t.email, m.role, m.joined_at FROM org_members m JOIN tenants t ON t.id = m.tenant_id
-            WHERE m.app_id = ${appId} AND m.org_id = ${orgId} AND (m.joined_at, m.tenant_id COLLATE "C") > (${after.joinedAt}, ${after.tenantId} COLLATE "C")
-            ORDER BY m.joined_at, m.tenant_id COLLATE "C" LIMIT ${limit}`
-        : await sql<OrgMemberRow[]>`SELECT m.tenant_id, t.email, m.role, m.joined_at FROM org_members m JOIN tenants t ON t.id = m.tenant_id
-            WHERE m.app_id = ${appId} AND m.org_id = ${orgId} ORDER BY m.joined_at, m.tenant_id COLLATE "C" LIMIT ${limit}`;
-      return [...rows];
+      const from = after ? sql`AND (joined_at, tenant_id COLLATE "C") > (${after.joinedAt}, ${after.tenantId} COLLATE "C")` : sql``;
+      return [
+        ...(await sql<OrgMemberRow[]>`SELECT m.tenant_id, t.email, m.role, m.joined_at
+          FROM (SELECT tenant_id, role, joined_at FROM org_members WHERE org_id = ${orgId} AND app_id = ${appId} ${from}
+                ORDER BY joined_at, tenant_id COLLATE "C" LIMIT ${limit}) m
+          JOIN tenants t ON t.id = m.tenant_id ORDER BY m.joined_at, m.tenant_id COLLATE "C"`),
+      ];
     },
     async member(appId, orgId, tenantId) {
       const [r] = await sql<OrgMemberRow[]>`SELECT m.tenant_id, t.email, m.role, m.joined_at FROM org_members m JOIN tenants t ON t.id = m.tenant_id
