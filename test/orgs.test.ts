@@ -290,7 +290,17 @@ describe("organizations: bad input", () => {
     await o.join(bob!, shared.id, alice!);
     t.clock.advance(1000);
     await o.join(carol!, shared.id, alice!, "admin");
+    // Alice also invited (a pending email invite, a link) and joined Bob's organization by email.
+    await o.invite(alice!, shared.id, { email: "someone@example.com" });
+    const bobs = await o.create(bob!, "Bob's");
+    await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
+    const forAlice = await o.invite(bob!, bobs.id, { email: alice!.email });
+    expect((await o.accept(alice!, forAlice.token)).status).toBe(200);
     expect((await t.request("POST", "/api/v1/tenants/me/delete", { bearer: alice!.bearer })).status).toBe(200);
+    const rows = storeRows(t.backend);
+    expect(await rows.value("SELECT COUNT(*) FROM org_members WHERE tenant_id = ?", alice!.id)).toBe(0);
+    expect(await rows.value("SELECT COUNT(*) FROM org_invites WHERE created_by = ? OR used_by_tenant_id = ?", alice!.id, alice!.id)).toBe(0);
+    expect(await o.roles(bob!, bobs.id)).toEqual({ [bob!.email]: "owner" });
     expect(await o.roles(bob!, shared.id)).toEqual({ [bob!.email]: "member", [carol!.email]: "owner" });
     expect((await as(carol!, "GET", "")).body.orgs.map((x: { name: string }) => x.name)).toEqual(["Shared"]);
     expect((await t.backend.core.db.orgs.forTenant(t.app.id, alice!.id)).length).toBe(0);
