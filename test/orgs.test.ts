@@ -338,6 +338,24 @@ describe("organizations: concurrency", () => {
     }
   });
 
+  it("a role change decided on roles that changed meanwhile is refused: an admin cannot demote someone made owner in between", async () => {
+    const o = await orgsBackend();
+    const { t } = o;
+    const [owner, admin, x] = [await signupTenant(t), await signupTenant(t), await signupTenant(t)];
+    const org = await o.create(owner);
+    await o.join(admin, org.id, owner, "admin");
+    await o.join(x, org.id, owner);
+    const orgs = t.backend.core.db.orgs;
+    // The admin read x as a member; the owner makes x an owner before the admin's change lands.
+    const decidedOn = [{ tenantId: admin.id, role: "admin" }, { tenantId: x.id, role: "member" }];
+    expect(await orgs.setRole(t.app.id, org.id, x.id, "owner")).toBe("changed");
+    expect(await orgs.setRole(t.app.id, org.id, x.id, "admin", decidedOn)).toBe("stale");
+    expect(await orgs.removeMember(t.app.id, org.id, x.id, decidedOn)).toBe("stale");
+    expect(await o.roles(owner, org.id)).toMatchObject({ [x.email]: "owner" });
+    // Checks that still hold let the change through.
+    expect(await orgs.setRole(t.app.id, org.id, x.id, "member", [{ tenantId: x.id, role: "owner" }])).toBe("changed");
+  });
+
   it("two owners demoting each other at once: one stays owner", async () => {
     const o = await orgsBackend();
     const { t } = o;

@@ -56,5 +56,14 @@ export type OrgJoinOutcome =
   | { kind: "joined"; orgId: string; role: string }
   | { kind: "invalid" | "full" | "already_member" | "wrong_email" };
 
-/** A role change or removal that would leave the organization without an owner is refused. */
-export type MemberChange = "changed" | "not_found" | "last_owner";
+/**
+ * A role change or removal that would leave the organization without an owner is refused;
+ * `stale` when a role it was decided on (the actor's, the target's) changed meanwhile.
+ */
+export type MemberChange = "changed" | "not_found" | "last_owner" | "stale";
+
+/** A member's role as the caller read it: the change happens only while it still holds. */
+export interface RoleCheck {
+  tenantId: string;
+  role: string;
+}

@@ -77,7 +77,7 @@ import type {
   SessionAuth,
 } from "./types.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
-import type { MemberChange, MemberCursor, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow, OrgSeatCounts } from "./org-types.ts";
+import type { MemberChange, RoleCheck, MemberCursor, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow, OrgSeatCounts } from "./org-types.ts";
 
 export interface MetaRepository {
   /** A trivial query: throws when the database does not answer (the liveness probe). */
@@ -634,10 +634,10 @@ export interface OrgsRepository {
   /** `limit` members in join order, after `after` when given. */
   members(appId: string, orgId: string, limit: number, after?: MemberCursor): Promise<OrgMemberRow[]>;
   member(appId: string, orgId: string, tenantId: string): Promise<OrgMemberRow | undefined>;
-  /** Sets the member's role; demoting the last owner is refused. */
-  setRole(appId: string, orgId: string, tenantId: string, role: string): Promise<MemberChange>;
-  /** Removes the member (or the tenant leaving); the last owner stays. */
-  removeMember(appId: string, orgId: string, tenantId: string): Promise<MemberChange>;
+  /** Sets the member's role while every `checks` role still holds; demoting the last owner is refused. */
+  setRole(appId: string, orgId: string, tenantId: string, role: string, checks?: RoleCheck[]): Promise<MemberChange>;
+  /** Removes the member (or the tenant leaving) while every `checks` role still holds; the last owner stays. */
+  removeMember(appId: string, orgId: string, tenantId: string, checks?: RoleCheck[]): Promise<MemberChange>;
   /** `to` (a member) becomes owner and `from` (an owner) admin, together. */
   transfer(appId: string, orgId: string, from: string, to: string): Promise<MemberChange>;
   /**

@@ -18,6 +18,7 @@ const LAST_OWNER = "An organization keeps at least one owner: make another membe
 function requireChanged(outcome: MemberChange, who: string): void {
   if (outcome === "not_found") throw fail("not_found", `No member ${who} in this organization.`);
   if (outcome === "last_owner") throw fail("conflict", LAST_OWNER);
+  if (outcome === "stale") throw fail("conflict", "A role changed while this was being decided: read the members again and retry.");
 }
 
 /** Members in join order, `limit` a page; `next` is the cursor of the page after, null on the last. */
@@ -37,7 +38,8 @@ export async function changeRole(core: Core, app: AppRow, actor: OrgActor & { te
   requireOutranks(app, org, target.role, "change the role of");
   requireOutranks(app, org, role, "give the role");
   if (target.role !== role) {
-    requireChanged(await core.db.orgs.setRole(app.id, orgId, memberId, role), memberId);
+    const checks = [{ tenantId: actor.tenantId, role: org.role }, { tenantId: memberId, role: target.role }];
+    requireChanged(await core.db.orgs.setRole(app.id, orgId, memberId, role, checks), memberId);
     await orgChanged(core, app, actor, "org.member.role_changed", orgId, { from: target.role, role }, { tenantId: memberId, email: target.email });
   }
   return { member: toPublicMember({ ...target, role }) };
@@ -51,7 +53,7 @@ export async function removeMember(core: Core, app: AppRow, actor: OrgActor & { 
   const target = await core.db.orgs.member(app.id, orgId, memberId);
   if (!target) throw fail("not_found", `No member ${memberId} in this organization.`);
   requireOutranks(app, org, target.role, "remove");
-  requireChanged(await core.db.orgs.removeMember(app.id, orgId, memberId), memberId);
+  requireChanged(await core.db.orgs.removeMember(app.id, orgId, memberId, [{ tenantId: actor.tenantId, role: org.role }, { tenantId: memberId, role: target.role }]), memberId);
   await orgChanged(core, app, actor, "org.member.removed", orgId, { role: target.role, reason: "removed" }, { tenantId: memberId, email: target.email });
 }
 

@@ -1,6 +1,6 @@
 import type { PgQuery, PgSql, PgTx } from "./connection.ts";
 import type { OrgsRepository } from "../repositories.ts";
-import type { MemberChange, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow } from "../org-types.ts";
+import type { MemberChange, RoleCheck, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow } from "../org-types.ts";
 import { stepCall } from "./steps.ts";
 
 /**
@@ -25,9 +25,16 @@ export function createPgOrgsRepo(sql: PgSql): OrgsRepository {
     return r;
   };
 
+  /** Under the organization's lock: whether a role the caller decided on has changed since. */
+  async function stale(tx: PgTx, appId: string, orgId: string, checks: RoleCheck[]): Promise<boolean> {
+    for (const c of checks) if ((await roleOf(tx, appId, orgId, c.tenantId)) !== c.role) return true;
+    return false;
+  }
+
   /** An owner stays while another owner remains; anyone else may change. */
-  async function lastOwner(tx: PgTx, appId: string, orgId: string, tenantId: string): Promise<MemberChange | undefined> {
+  async function lastOwner(tx: PgTx, appId: string, orgId: string, tenantId: string, checks: RoleCheck[] = []): Promise<MemberChange | undefined> {
     if (!(await lockOrg(tx, orgId))) return "not_found";
+    if (await stale(tx, appId, orgId, checks)) return "stale";
     const role = await roleOf(tx, appId, orgId, tenantId);
     if (!role) return "not_found";
     if (role === "owner" && (await tx<{ n: number }[]>`SELECT COUNT(*) AS n FROM org_members WHERE org_id = ${orgId} AND role = 'owner'`)[0]!.n <= 1) return "last_owner";
@@ -100,16 +107,19 @@ export function createPgOrgsRepo(sql: PgSql): OrgsRepository {
         WHERE m.app_id = ${appId} AND m.org_id = ${orgId} AND m.tenant_id = ${tenantId}`;
       return r;
     },
-    setRole: (appId, orgId, tenantId, role) =>
+    setRole: (appId, orgId, tenantId, role, checks = []) =>
       sql.begin(async (tx): Promise<MemberChange> => {
-        const refused = role === "owner" ? ((await lockOrg(tx, orgId)) && (await roleOf(tx, appId, orgId, tenantId)) ? undefined : "not_found") : await lastOwner(tx, appId, orgId, tenantId);
+        const refused =
+          role === "owner"
+            ? !(await lockOrg(tx, orgId)) || !(await roleOf(tx, appId, orgId, tenantId)) ? "not_found" : (await stale(tx, appId, orgId, checks)) ? "stale" : undefined
+            : await lastOwner(tx, appId, orgId, tenantId, checks);
         if (refused) return refused;
         await setRole(tx, appId, orgId, tenantId, role);
         return "changed";
       }),
-    removeMember: (appId, orgId, tenantId) =>
+    removeMember: (appId, orgId, tenantId, checks = []) =>
       sql.begin(async (tx): Promise<MemberChange> => {
-        const refused = await lastOwner(tx, appId, orgId, tenantId);
+        const refused = await lastOwner(tx, appId, orgId, tenantId, checks);
         if (refused) return refused;
         await tx`DELETE FROM org_members WHERE app_id = ${appId} AND org_id = ${orgId} AND tenant_id = ${tenantId}`;
         return "changed";

@@ -1,7 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
 import type { OrgsRepository } from "../repositories.ts";
 import type { RemoveOutcome } from "../types.ts";
-import type { MemberChange, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow } from "../org-types.ts";
+import type { MemberChange, RoleCheck, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow } from "../org-types.ts";
 
 const ORG = "o.id, o.app_id AS appId, o.name, o.kind, o.created_at AS createdAt, o.updated_at AS updatedAt";
 const MEMBER = "m.tenant_id AS tenantId, t.email, m.role, m.joined_at AS joinedAt";
@@ -77,14 +77,18 @@ export function createOrgsRepo(db: SqliteDb): OrgsRepository {
     return undefined;
   };
 
-  const setRole = db.transaction((appId: string, orgId: string, tenantId: string, role: string): MemberChange => {
+  const stale = (appId: string, orgId: string, checks: RoleCheck[]) => checks.some((c) => q.roleOf.get(appId, orgId, c.tenantId)?.role !== c.role);
+
+  const setRole = db.transaction((appId: string, orgId: string, tenantId: string, role: string, checks: RoleCheck[]): MemberChange => {
+    if (stale(appId, orgId, checks)) return "stale";
     const refused = role === "owner" ? (q.roleOf.get(appId, orgId, tenantId) ? undefined : "not_found") : lastOwner(appId, orgId, tenantId);
     if (refused) return refused;
     q.setRole.run(role, appId, orgId, tenantId);
     return "changed";
   });
 
-  const removeMember = db.transaction((appId: string, orgId: string, tenantId: string): MemberChange => {
+  const removeMember = db.transaction((appId: string, orgId: string, tenantId: string, checks: RoleCheck[]): MemberChange => {
+    if (stale(appId, orgId, checks)) return "stale";
     const refused = lastOwner(appId, orgId, tenantId);
     if (refused) return refused;
     q.removeMember.run(appId, orgId, tenantId);
@@ -157,11 +161,11 @@ export function createOrgsRepo(db: SqliteDb): OrgsRepository {
     async member(appId, orgId, tenantId) {
       return q.member.get(appId, orgId, tenantId);
     },
-    async setRole(appId, orgId, tenantId, role) {
-      return setRole.immediate(appId, orgId, tenantId, role);
+    async setRole(appId, orgId, tenantId, role, checks = []) {
+      return setRole.immediate(appId, orgId, tenantId, role, checks);
     },
-    async removeMember(appId, orgId, tenantId) {
-      return removeMember.immediate(appId, orgId, tenantId);
+    async removeMember(appId, orgId, tenantId, checks = []) {
+      return removeMember.immediate(appId, orgId, tenantId, checks);
     },
     async transfer(appId, orgId, from, to) {
       return transfer.immediate(appId, orgId, from, to);
