@@ -267,6 +267,24 @@ describe("organizations: bad input", () => {
     expectError(await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: "eve@example.com", password: PASSWORD } }), 401, "invalid_credentials");
   });
 
+  it("a tenant owns at most settings.orgs.maxOwnedPerTenant organizations, also when it creates them all at once", async () => {
+    const o = await orgsBackend({ maxOwnedPerTenant: 2 });
+    const { t } = o;
+    const { url } = await serveHttp(t.backend);
+    const [alice, bob] = [await signupTenant(t), await signupTenant(t)];
+    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => fetch(buildRequest(url, "POST", "/api/v1/orgs", { bearer: alice.bearer, body: { name: `Org ${i}` } })).then(toReply)));
+    expect(replies.filter((r) => r.status === 201).length).toBe(2);
+    for (const r of replies.filter((x) => x.status !== 201)) expectError(r, 402, "limit_reached");
+    const [first] = (await o.as(alice, "GET", "")).body.orgs as { id: string }[];
+    // Handing one over frees a place; memberships of others' organizations never count.
+    await o.join(bob, first!.id, alice);
+    await o.as(alice, "POST", `/${first!.id}/transfer`, { tenantId: bob.id });
+    await o.create(alice, "Third");
+    expectError(await o.as(alice, "POST", "", { name: "Fourth" }), 402, "limit_reached");
+    await t.backend.admin.updateApp(t.app.id, { settings: { orgs: { maxOwnedPerTenant: null } } });
+    await o.create(alice, "Fourth");
+  });
+
   it("an email invite needs the app's invite page; an app that sends its own email gets the token alone", async () => {
     const t = await startBackend();
     const alice = await signupTenant(t);

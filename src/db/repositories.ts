@@ -618,8 +618,8 @@ export interface SignInRepository {
 
 /** Organizations, their members and invites (src/orgs). Every call names the app. */
 export interface OrgsRepository {
-  /** The organization and its first member, `ownerId` as owner, in one transaction. */
-  create(org: OrgRow, ownerId: string): Promise<void>;
+  /** The organization and its first member, `ownerId` as owner, in one transaction; false when the owner already owns `cap`. */
+  create(org: OrgRow, ownerId: string, cap: number | null): Promise<boolean>;
   /** The tenant's organizations with its role in each, oldest first. */
   forTenant(appId: string, tenantId: string): Promise<MemberOrgRow[]>;
   /** The organization as `tenantId` sees it; undefined when it is not a member (or there is none). */

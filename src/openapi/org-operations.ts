@@ -37,7 +37,8 @@ const NOTE_404 = "An organization the tenant is not a member of (or of another a
 
 /** Organizations (docs/organizations.md): every route is the signed-in tenant's. */
 export const ORG_OPERATIONS: Operation[] = [
-  { method: "POST", path: base, tag: "orgs", summary: "Create an organization (the caller is its owner)", security: "tenant", body: OrgBody, responses: { 201: OrgReply } },
+  { method: "POST", path: base, tag: "orgs", summary: "Create an organization (the caller is its owner)", security: "tenant", body: OrgBody, responses: { 201: OrgReply }, errors: ["limit_reached"],
+    description: "402 `limit_reached` when the caller already owns `settings.orgs.maxOwnedPerTenant` organizations (default 100)." },
   { method: "GET", path: base, tag: "orgs", summary: "The caller's organizations, with its role in each", security: "tenant", responses: { 200: OrgList } },
   { method: "GET", path: org, tag: "orgs", summary: "One of the caller's organizations", security: "tenant", responses: { 200: OrgReply }, errors: ["not_found"], description: NOTE_404 },
   { method: "PATCH", path: org, tag: "orgs", summary: "Rename (permission org.update)", security: "tenant", body: OrgBody, responses: { 200: OrgReply }, errors: ["not_found", "forbidden"], description: NOTE_404 },

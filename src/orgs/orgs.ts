@@ -24,7 +24,10 @@ export async function requireMember(core: Core, app: AppRow, orgId: string, tena
 export async function createOrg(core: Core, app: AppRow, actor: OrgActor & { tenantId: string }, name: string) {
   const now = core.clock();
   const row = { id: newId("org"), appId: app.id, name, kind: "team" as const, createdAt: now, updatedAt: now };
-  await core.db.orgs.create(row, actor.tenantId);
+  const cap = app.settings.orgs.maxOwnedPerTenant;
+  if (!(await core.db.orgs.create(row, actor.tenantId, cap))) {
+    throw fail("limit_reached", `You already own ${cap} organizations, the most this app allows: delete one or hand one over first.`);
+  }
   await orgChanged(core, app, actor, "org.created", row.id, { name });
   return { org: toPublicOrg({ ...row, role: "owner" }) };
 }

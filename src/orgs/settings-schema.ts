@@ -30,6 +30,8 @@ export const OrgSettingsSchema = v.strictObject({
   inviteUrl: v.optional(
     v.pipe(v.string(), v.url("must be a URL"), v.check((s) => /^https?:\/\//.test(s), "must be an http(s) URL"), v.check((s) => s.includes("{token}"), "must contain {token}")),
   ),
+  /** Organizations one tenant may own at once (a self-registered tenant cannot make millions); null: no cap. */
+  maxOwnedPerTenant: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0))), 100),
   /** Members (owners included) an organization may have; absent: no limit. */
   seats: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });

@@ -59,12 +59,15 @@ export function createPgOrgsRepo(sql: PgSql): OrgsRepository {
   }
 
   return {
-    async create(org, ownerId) {
-      await sql.begin(async (tx) => {
+    create: (org, ownerId, cap) =>
+      sql.begin(async (tx) => {
+        // The owner's row serializes its creations, so concurrent ones cannot pass the cap.
+        await tx`SELECT 1 FROM tenants WHERE app_id = ${org.appId} AND id = ${ownerId} FOR NO KEY UPDATE`;
+        if (cap !== null && (await tx<{ n: number }[]>`SELECT COUNT(*) AS n FROM org_members WHERE app_id = ${org.appId} AND tenant_id = ${ownerId} AND role = 'owner'`)[0]!.n >= cap) return false;
         await tx`INSERT INTO orgs (id, app_id, name, kind, created_at, updated_at) VALUES (${org.id}, ${org.appId}, ${org.name}, ${org.kind}, ${org.createdAt}, ${org.updatedAt})`;
         await tx`INSERT INTO org_members (org_id, tenant_id, app_id, role, joined_at) VALUES (${org.id}, ${ownerId}, ${org.appId}, 'owner', ${org.createdAt})`;
-      });
-    },
+        return true;
+      }),
     async forTenant(appId, tenantId) {
       return [...(await sql<MemberOrgRow[]>`SELECT o.*, m.role FROM org_members m JOIN orgs o ON o.id = m.org_id
         WHERE m.app_id = ${appId} AND m.tenant_id = ${tenantId} ORDER BY o.created_at, o.id COLLATE "C"`)];

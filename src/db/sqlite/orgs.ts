@@ -35,6 +35,7 @@ export function createOrgsRepo(db: SqliteDb): OrgsRepository {
     member: db.prepare<[string, string, string], OrgMemberRow>(
       `SELECT ${MEMBER} FROM org_members m JOIN tenants t ON t.id = m.tenant_id WHERE m.app_id = ? AND m.org_id = ? AND m.tenant_id = ?`,
     ),
+    owned: db.prepare<[string, string], { n: number }>("SELECT COUNT(*) AS n FROM org_members WHERE app_id = ? AND tenant_id = ? AND role = 'owner'"),
     roleOf: db.prepare<[string, string, string], { role: string }>("SELECT role FROM org_members WHERE app_id = ? AND org_id = ? AND tenant_id = ?"),
     owners: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM org_members WHERE org_id = ? AND role = 'owner'"),
     setRole: db.prepare<[string, string, string, string]>("UPDATE org_members SET role = ? WHERE app_id = ? AND org_id = ? AND tenant_id = ?"),
@@ -64,9 +65,11 @@ export function createOrgsRepo(db: SqliteDb): OrgsRepository {
     useLinkInvite: db.prepare<[string, number]>("UPDATE org_invites SET uses = uses + 1 WHERE id = ? AND expires_at > ?"),
   };
 
-  const create = db.transaction((org: OrgRow, ownerId: string) => {
+  const create = db.transaction((org: OrgRow, ownerId: string, cap: number | null) => {
+    if (cap !== null && q.owned.get(org.appId, ownerId)!.n >= cap) return false;
     q.insertOrg.run(org.id, org.appId, org.name, org.kind, org.createdAt, org.updatedAt);
     q.insertMember.run(org.id, ownerId, org.appId, "owner", org.createdAt);
+    return true;
   });
 
   /** An owner stays while another owner remains; anyone else may change. */
@@ -133,8 +136,8 @@ export function createOrgsRepo(db: SqliteDb): OrgsRepository {
   const join = db.transaction(joinInTransaction);
 
   return {
-    async create(org, ownerId) {
-      create.immediate(org, ownerId);
+    async create(org, ownerId, cap) {
+      return create.immediate(org, ownerId, cap);
     },
     async forTenant(appId, tenantId) {
       return q.forTenant.all(appId, tenantId);
