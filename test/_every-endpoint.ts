@@ -388,6 +388,10 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", orgs, { bearer }, 200);
     await call("GET", `${orgs}/${org.id}`, { bearer }, 200);
     await call("GET", `${orgs}/org_nope`, { bearer }, 404);
+    await call("GET", `${admin}/orgs?limit=5`, { developer: dev }, 200);
+    await call("GET", `${admin}/orgs?limit=0`, { developer: dev }, 400);
+    await call("GET", `${admin}/orgs/${org.id}?limit=1`, { developer: dev }, 200);
+    await call("GET", `${admin}/orgs/org_nope`, { developer: dev }, 404);
     await call("PATCH", `${orgs}/${org.id}`, { bearer, body: { name: "Acme Inc" } }, 200);
     const orgLink = (await call("POST", `${orgs}/${org.id}/invites`, { bearer, body: { role: "admin" } }, 201)).body.invite as { id: string; token: string };
     await call("POST", `${orgs}/${org.id}/invites`, { bearer, body: { role: "janitor" } }, 400);

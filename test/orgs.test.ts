@@ -172,6 +172,9 @@ describe("organizations: lifecycle", () => {
     expect(trail.map((e) => e.action).reverse()).toEqual(events);
     expect(trail.every((e) => e.target === org.id)).toBe(true);
     expect(trail.find((e) => e.action === "org.member.removed" && e.details.reason === "left")).toMatchObject({ actor: { type: "tenant", id: alice.id }, tenantId: alice.id });
+    // The developer's view: every organization of the app, and one with its members.
+    const appOrgs = await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs`, { developer });
+    expect(appOrgs.body).toEqual({ orgs: [], total: 0, limit: 50, offset: 0 });
     const sent = (await finishedDeliveries(t, developer, events.length)).map((d) => d.event).filter((e: string) => e.startsWith("org.")).reverse();
     expect(sent).toEqual(events);
     const added = receiver.received.map((r) => JSON.parse(r.raw.toString())).find((b) => b.event === "org.member.added" && b.tenantId === carol.id);
@@ -450,6 +453,11 @@ describe("tenantd org (CLI)", () => {
       total: 2,
     });
     expect((await json(["list", "--tenant", "bob@example.com"])).orgs.map((x: { name: string; role: string }) => [x.name, x.role])).toEqual([["Acme", "admin"], ["Solo", "owner"]]);
+    const developer = await ownedApp(t);
+    const viaApi = await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs/${acme.id}?limit=1`, { developer });
+    expect(viaApi.body).toEqual({ org: { id: acme.id, name: "Acme", kind: "team", createdAt: expect.any(String), updatedAt: expect.any(String) }, members: [expect.objectContaining({ email: "alice@example.com", role: "owner" })], next: expect.any(String) });
+    expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs?limit=1&offset=1`, { developer })).body).toMatchObject({ orgs: [{ id: acme.id, members: 2 }], total: 2 });
+    expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs/${acme.id}`, { developer: await developerSession(t) }), 404, "not_found");
     expect((await json(["show", acme.id])).members.map((m: { email: string; role: string }) => [m.email, m.role])).toEqual([["alice@example.com", "owner"], ["bob@example.com", "admin"]]);
     expect(await orgCli(t.dataDir, ["show", acme.id, "--app", t.app.id])).toContain("alice@example.com");
     expect((await json(["delete", acme.id])).error).toBe("invalid_request");

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { requireAppRef } from "../apps/service.ts";
 import { requireTenantRef } from "../auth/tenant-ref.ts";
 import { toIso } from "../clock.ts";
-import type { OrgRow } from "../db/org-types.ts";
+import { toAdminOrg as toOperatorOrg } from "../orgs/admin.ts";
 import { deleteOrgAsOperator } from "../orgs/orgs.ts";
 import { toPublicMember, toPublicOrg } from "../orgs/view.ts";
 import { appArg, CliError, dataDirArg, jsonArg, print, withCore } from "./shared.ts";
@@ -15,7 +15,6 @@ const whole = (flag: string, value: string | undefined, dflt: number, min: numbe
   return Number(value);
 };
 
-const toOperatorOrg = (o: OrgRow) => ({ id: o.id, name: o.name, kind: o.kind, createdAt: toIso(o.createdAt)!, updatedAt: toIso(o.updatedAt)! });
 
 export default defineCommand({
   meta: { name: "org", description: "Organizations of an app (docs/organizations.md)" },

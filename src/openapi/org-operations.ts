@@ -4,6 +4,7 @@ import { OrgBody, TransferBody } from "../orgs/orgs.ts";
 import { MembersQuery, RoleBody } from "../orgs/members.ts";
 import { NoBody } from "../family/routes.ts";
 import { AcceptBody, OrgInviteBody } from "../orgs/invites.ts";
+import { AdminOrgsQuery } from "../orgs/admin.ts";
 
 const obj = v.strictObject;
 const iso = v.pipe(v.string(), v.isoTimestamp());
@@ -17,6 +18,9 @@ export const OrgMember = obj({ tenantId: v.string(), email: v.string(), role: v.
 export const OrgMemberReply = obj({ member: OrgMember });
 export const OrgMemberPage = obj({ members: v.array(OrgMember), next: v.nullable(v.string()) });
 
+export const AdminOrg = obj({ id: v.string(), name: v.string(), kind: v.picklist(["team", "family"]), createdAt: iso, updatedAt: iso });
+export const AdminOrgList = obj({ orgs: v.array(obj({ ...AdminOrg.entries, members: v.number() })), total: v.number(), limit: v.number(), offset: v.number() });
+export const AdminOrgDetail = obj({ org: AdminOrg, members: v.array(OrgMember), next: v.nullable(v.string()) });
 export const OrgSeats = obj({ limit: v.nullable(v.number()), used: v.number(), pending: v.number(), remaining: v.nullable(v.number()) });
 export const OrgInvite = obj({
   id: v.string(),
@@ -54,6 +58,9 @@ export const ORG_OPERATIONS: Operation[] = [
   { method: "DELETE", path: `${org}/invites/:inviteId`, tag: "orgs", summary: "Revoke an invite (permission members.invite)", security: "tenant", responses: { 204: "empty" }, errors: ["not_found", "forbidden", "conflict"], description: NOTE_404 },
   { method: "POST", path: `${base}/invites/accept`, tag: "orgs", summary: "Join an organization with an invite token", security: "tenant", body: AcceptBody, responses: { 200: OrgReply }, errors: ["invalid_token", "forbidden", "seats_full", "conflict"],
     description: "A new person signs up with the token as `inviteToken` (POST /auth/signup) instead. An email invite is accepted only by the tenant with that email (403 otherwise)." },
+  { method: "GET", path: "/api/v1/admin/apps/:appId/orgs", tag: "admin", summary: "The app's organizations, newest first, with member counts", security: "developer", query: AdminOrgsQuery, responses: { 200: AdminOrgList } },
+  { method: "GET", path: "/api/v1/admin/apps/:appId/orgs/:orgId", tag: "admin", summary: "One organization of the app and a page of its members (join order; `after` = the previous `next`)", security: "developer", query: MembersQuery, responses: { 200: AdminOrgDetail },
+    errors: ["invalid_cursor"] },
   { method: "POST", path: `${org}/leave`, tag: "orgs", summary: "Leave the organization", security: "tenant", body: NoBody, responses: { 204: "empty" }, errors: ["not_found", "conflict"], description: "The last owner cannot leave (409): make another member owner first, or delete the organization." },
 ];
 

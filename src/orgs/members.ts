@@ -8,7 +8,8 @@ import { bodyObject } from "../invites/shape.ts";
 import { orgChanged, type OrgActor } from "./events.ts";
 import { requireMember } from "./orgs.ts";
 import { requireKnownRole, requireOutranks, requirePermission } from "./roles.ts";
-import { memberCursor, readMemberCursor, toPublicMember } from "./view.ts";
+import { toPublicMember } from "./view.ts";
+import { showAppOrg } from "./admin.ts";
 
 export const RoleBody = bodyObject({ role: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(32, "must be at most 32 characters")) });
 export const MembersQuery = v.object({ limit: v.optional(whole(1, 200, "limit"), "50"), after: v.optional(v.pipe(v.string("after must appear once"), v.maxLength(400))) });
@@ -24,9 +25,8 @@ function requireChanged(outcome: MemberChange, who: string): void {
 /** Members in join order, `limit` a page; `next` is the cursor of the page after, null on the last. */
 export async function listMembers(core: Core, app: AppRow, tenantId: string, orgId: string, query: v.InferOutput<typeof MembersQuery>) {
   await requireMember(core, app, orgId, tenantId);
-  const rows = await core.db.orgs.members(app.id, orgId, query.limit + 1, query.after === undefined ? undefined : readMemberCursor(query.after));
-  const page = rows.slice(0, query.limit);
-  return { members: page.map(toPublicMember), next: rows.length > query.limit ? memberCursor(page[page.length - 1]!) : null };
+  const { members, next } = await showAppOrg(core, app, orgId, query);
+  return { members, next };
 }
 
 export async function changeRole(core: Core, app: AppRow, actor: OrgActor & { tenantId: string }, orgId: string, memberId: string, role: string) {

@@ -2,7 +2,8 @@ import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
-import { noStore, requireTenant } from "../http/guards.ts";
+import { noStore, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
+import { AdminOrgsQuery, listAppOrgs, showAppOrg } from "./admin.ts";
 import { requestOrigin } from "../audit/http.ts";
 import { NoBody } from "../family/routes.ts";
 import { createOrg, deleteOrg, getOrg, listOrgs, OrgBody, renameOrg, transferOrg, TransferBody } from "./orgs.ts";
@@ -106,5 +107,18 @@ export function registerOrgRoutes(router: Router, core: Core): void {
     await leaveOrg(core, app, actor, param(event, "orgId"));
     event.res.status = 204;
     return null;
+  });
+
+  // The developer's view of an app's organizations (admin API, developer session).
+  router.get("/api/v1/admin/apps/:appId/orgs", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
+    return listAppOrgs(core, app, parseInput(AdminOrgsQuery, getQuery(event), "query"));
+  });
+
+  router.get("/api/v1/admin/apps/:appId/orgs/:orgId", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
+    return showAppOrg(core, app, param(event, "orgId"), parseInput(MembersQuery, getQuery(event), "query"));
   });
 }
