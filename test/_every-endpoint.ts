@@ -404,6 +404,39 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `/api/v1/billing/stripe/webhook/${app.id}`, { raw: payload, headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=00" } }, 400);
     void Stripe;
 
+    // Organizations: create, invite by link (a sign-up joins), roles, transfer, remove, leave, delete.
+    const orgs = "/api/v1/orgs";
+    const org = (await call("POST", orgs, { bearer, body: { name: "Acme" } }, 201)).body.org as { id: string };
+    await call("POST", orgs, { bearer, body: { name: "" } }, 400);
+    await call("GET", orgs, { bearer }, 200);
+    await call("GET", `${orgs}/${org.id}`, { bearer }, 200);
+    await call("GET", `${orgs}/org_nope`, { bearer }, 404);
+    await call("GET", `${admin}/orgs?limit=5`, { developer: dev }, 200);
+    await call("GET", `${admin}/orgs?limit=0`, { developer: dev }, 400);
+    await call("GET", `${admin}/orgs/${org.id}?limit=1`, { developer: dev }, 200);
+    await call("GET", `${admin}/orgs/org_nope`, { developer: dev }, 404);
+    await call("PATCH", `${orgs}/${org.id}`, { bearer, body: { name: "Acme Inc" } }, 200);
+    const orgLink = (await call("POST", `${orgs}/${org.id}/invites`, { bearer, body: { role: "admin" } }, 201)).body.invite as { id: string; token: string };
+    await call("POST", `${orgs}/${org.id}/invites`, { bearer, body: { role: "janitor" } }, 400);
+    await call("GET", `${orgs}/${org.id}/invites`, { bearer }, 200);
+    const orgJoined = await call("POST", "/api/v1/auth/signup", { key: pk, body: { email: "org-member@example.com", password: PASSWORD, inviteToken: orgLink.token } }, 201);
+    const member = { id: orgJoined.body.tenant.id as string, bearer: { accessToken: orgJoined.body.accessToken as string, appId: app.id } };
+    await call("POST", `${orgs}/invites/accept`, { bearer: member.bearer, body: { token: orgLink.token } }, 409);
+    await call("POST", `${orgs}/invites/accept`, { bearer, body: { token: "org_nope" } }, 400);
+    await call("GET", `${orgs}/${org.id}/members?limit=1`, { bearer }, 200);
+    await call("GET", `${orgs}/${org.id}/members?after=x`, { bearer }, 400);
+    await call("PATCH", `${orgs}/${org.id}/members/${member.id}`, { bearer, body: { role: "member" } }, 200);
+    await call("PATCH", `${orgs}/${org.id}`, { bearer: member.bearer, body: { name: "Mine" } }, 403);
+    await call("POST", `${orgs}/${org.id}/leave`, { bearer }, 409);
+    await call("POST", `${orgs}/${org.id}/transfer`, { bearer, body: { tenantId: member.id } }, 200);
+    await call("DELETE", `${orgs}/${org.id}/invites/${orgLink.id}`, { bearer: member.bearer }, 204);
+    await call("DELETE", `${orgs}/${org.id}/members/${aliceId}`, { bearer: member.bearer }, 204);
+    const orgAgain = (await call("POST", `${orgs}/${org.id}/invites`, { bearer: member.bearer, body: {} }, 201)).body.invite as { token: string };
+    await call("POST", `${orgs}/invites/accept`, { bearer, body: { token: orgAgain.token } }, 200);
+    await call("POST", `${orgs}/${org.id}/leave`, { bearer }, 204);
+    await call("DELETE", `${orgs}/${org.id}`, { bearer }, 404);
+    await call("DELETE", `${orgs}/${org.id}`, { bearer: member.bearer }, 204);
+
     // Account deletion, developer logout, app deletion, routing fallbacks.
     await call("POST", "/api/v1/tenants/me/delete", { bearer }, 200);
     await call("PUT", "/api/v1/auth/me", { bearer }, 405);

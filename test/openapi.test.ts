@@ -32,8 +32,11 @@ describe("OpenAPI document", () => {
     const result = await new Validator().validate(res.body);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
-    // The tenant events, the audit entry and the developer's test event are described for receivers.
-    expect(Object.keys(res.body.webhooks).sort()).toEqual(["audit.entry", "tenant.deleted", "tenant.email.resend_verification", "tenant.security", "webhook.test"]);
+    // The tenant and organization events, the audit entry and the developer's test event are described for receivers.
+    expect(Object.keys(res.body.webhooks).sort()).toEqual([
+      "audit.entry", "org.created", "org.deleted", "org.invite.created", "org.invite.revoked", "org.member.added", "org.member.removed", "org.member.role_changed",
+      "org.ownership_transferred", "org.updated", "tenant.deleted", "tenant.email.resend_verification", "tenant.security", "webhook.test",
+    ]);
   });
 
   it("documents every route the router registers, and nothing else", async () => {

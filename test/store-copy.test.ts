@@ -105,6 +105,12 @@ async function populate(): Promise<Populated> {
   tenant.accessToken = refreshed.body.accessToken;
   tenant.refreshToken = refreshed.body.refreshToken;
   tenant.bearer = { accessToken: tenant.accessToken, appId: t.app.id };
+  // An organization (orgs) with a member who joined by an email invite (org_members, org_invites).
+  await t.backend.admin.updateApp(t.app.id, { settings: { email: { sendEmail: false } } });
+  const [orgOwner, orgMember] = [await signupTenant(t), await signupTenant(t)];
+  const org = (await t.request("POST", "/api/v1/orgs", { bearer: orgOwner.bearer, body: { name: "Acme" } })).body.org;
+  const orgInvite = await t.request("POST", `/api/v1/orgs/${org.id}/invites`, { bearer: orgOwner.bearer, body: { email: orgMember.email, role: "admin" } });
+  expect((await t.request("POST", "/api/v1/orgs/invites/accept", { bearer: orgMember.bearer, body: { token: orgInvite.body.invite.token } })).status).toBe(200);
   expect((await t.request("POST", `/api/v1/admin/apps/${t.app.id}/event-webhook-config/test`, { developer: b.dev })).status).toBeLessThan(300);
   await finishedDeliveries(t, b.dev, 1);
   // A tenant whose sign-in the developer turned off (tenant_sign_in_blocks).

@@ -4,6 +4,7 @@ import { MFA_AUTH_SETTINGS } from "../auth/mfa/settings-schema.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { isPlainObject, type JsonObject } from "../tools/merge-patch.ts";
 import { SIGN_IN_SETTINGS } from "../auth/sign-in-settings.ts";
+import { OrgSettingsSchema } from "../orgs/settings-schema.ts";
 
 export const OAUTH_PROVIDERS = ["google", "github", "apple", "microsoft", "facebook", "discord", "twitter"] as const;
 /** The built-in providers and `oidc`: any OpenID Connect issuer the app names. */
@@ -107,6 +108,8 @@ export const AppSettingsSchema = v.strictObject({
     }),
     {},
   ),
+  /** Organizations: custom roles and seats (docs/organizations.md). */
+  orgs: v.optional(OrgSettingsSchema, {}),
 });
 
 export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;

@@ -34,7 +34,7 @@ export type SignupInput = v.InferOutput<typeof SignupBody>;
 export async function signup(core: Core, app: AppRow, input: SignupInput, only?: "family"): Promise<{ tenant: TenantRow } & TokenPair> {
   if (app.settings.signupMode === "closed") throw fail("signup_disabled", "Sign-up is closed for this app.");
   // The invite first: without a valid one, an invite-only app does not say which emails exist.
-  const claim = await prepareInviteClaim(core, app, input.inviteToken, only);
+  const claim = await prepareInviteClaim(core, app, input.inviteToken, only, input.email);
   if (await core.db.tenants.findByEmail(app.id, input.email)) throw fail("email_exists", "An account with this email already exists. Sign in instead.");
   // Hash before the transaction: never hold a write lock across the ~10 ms of argon2.
   const passwordHash = await core.passwords.hash(input.password);

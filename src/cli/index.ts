@@ -24,6 +24,7 @@ export const main = defineCommand({
     restore: () => import("./restore.ts").then((m) => m.default),
     store: () => import("./store.ts").then((m) => m.default),
     audit: () => import("./audit.ts").then((m) => m.default),
+    org: () => import("./org.ts").then((m) => m.default),
   },
 });
 

@@ -11,6 +11,7 @@ import { batch, collectionApi, readShared } from "./data.ts";
 import { filesApi } from "./files.ts";
 import { billingApi } from "./billing.ts";
 import { accountApi, familyApi, invitesApi } from "./account.ts";
+import { orgsApi } from "./orgs.ts";
 import type { BatchOperation, JsonObject, WriteOptions } from "./types.ts";
 
 export { TenantdError } from "./errors.ts";
@@ -23,6 +24,7 @@ export type { OAuthProvider, OAuthResult, RedirectLocation, HistoryLike } from "
 export type { Uploadable } from "./files.ts";
 export type { UsagePeriod } from "./billing.ts";
 export type * from "./types.ts";
+export type { Org, OrgMember, OrgMemberPage, OrgInvite, OrgInviteCreated, OrgInviteList, OrgSeats } from "./orgs.ts";
 export type { Filter, Sort, ListOptions, Condition, Operators, FieldPath, MergePatch, TextSearch } from "./filter.ts";
 
 export type TenantdClient = ReturnType<typeof createClient>;
@@ -43,5 +45,7 @@ export function createClient(options: ClientOptions) {
     account: accountApi(core),
     invites: invitesApi(core),
     family: familyApi(core),
+    /** Organizations: members, roles, invites (docs/organizations.md). */
+    orgs: orgsApi(core),
   };
 }

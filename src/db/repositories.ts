@@ -78,6 +78,7 @@ import type {
   SessionAuth,
 } from "./types.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
+import type { MemberChange, RoleCheck, MemberCursor, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow, OrgSeatCounts } from "./org-types.ts";
 
 export interface MetaRepository {
   /** A trivial query: throws when the database does not answer (the liveness probe). */
@@ -552,6 +553,7 @@ export interface Repositories {
   signIn: SignInRepository;
   audit: AuditRepository;
   cron: CronRepository;
+  orgs: OrgsRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
 }
@@ -634,4 +636,50 @@ export interface SignInRepository {
   keepAnonymous(appId: string, tenantId: string): Promise<boolean>;
   /** The app's anonymous tenants made, signed in and refreshed last before `idleBefore`, oldest first. */
   idleAnonymous(appId: string, idleBefore: number, limit: number): Promise<string[]>;
+}
+
+/** Organizations, their members and invites (src/orgs). Every call names the app. */
+export interface OrgsRepository {
+  /** The organization and its first member, `ownerId` as owner, in one transaction; false when the owner already owns `cap`. */
+  create(org: OrgRow, ownerId: string, cap: number | null): Promise<boolean>;
+  /** The tenant's organizations with its role in each, oldest first. */
+  forTenant(appId: string, tenantId: string): Promise<MemberOrgRow[]>;
+  /** The organization as `tenantId` sees it; undefined when it is not a member (or there is none). */
+  asMember(appId: string, orgId: string, tenantId: string): Promise<MemberOrgRow | undefined>;
+  /** The operator's view (CLI): one organization, whoever asks. */
+  byId(appId: string, orgId: string): Promise<OrgRow | undefined>;
+  /** The operator's view (CLI): the app's organizations, newest first, with their member counts. */
+  list(appId: string, limit: number, offset: number): Promise<{ orgs: (OrgRow & { members: number })[]; total: number }>;
+  rename(appId: string, orgId: string, name: string, now: number): Promise<OrgRow | undefined>;
+  /** Deletes the organization with its members and invites. */
+  remove(appId: string, orgId: string): Promise<boolean>;
+  /** `limit` members in join order, after `after` when given. */
+  members(appId: string, orgId: string, limit: number, after?: MemberCursor): Promise<OrgMemberRow[]>;
+  member(appId: string, orgId: string, tenantId: string): Promise<OrgMemberRow | undefined>;
+  /** Sets the member's role while every `checks` role still holds; demoting the last owner is refused. */
+  setRole(appId: string, orgId: string, tenantId: string, role: string, checks?: RoleCheck[]): Promise<MemberChange>;
+  /** Removes the member (or the tenant leaving) while every `checks` role still holds; the last owner stays. */
+  removeMember(appId: string, orgId: string, tenantId: string, checks?: RoleCheck[]): Promise<MemberChange>;
+  /** `to` (a member) becomes owner and `from` (an owner) admin, together. */
+  transfer(appId: string, orgId: string, from: string, to: string): Promise<MemberChange>;
+  /**
+   * Before a tenant's deletion: each organization it alone owns passes to its earliest admin,
+   * else its earliest member (`newOwnerId`); one with no other member is deleted (`newOwnerId` null).
+   */
+  handOver(appId: string, tenantId: string): Promise<{ orgId: string; newOwnerId: string | null }[]>;
+  seatCounts(appId: string, orgId: string, now: number): Promise<OrgSeatCounts>;
+  /** Inserts the invite unless (for an email invite) members plus pending invites already fill `limit` seats. */
+  createInvite(row: OrgInviteRow, limit: number | null): Promise<boolean>;
+  /** Newest first. */
+  listInvites(appId: string, orgId: string): Promise<OrgInviteRow[]>;
+  findInviteByHash(appId: string, hash: string): Promise<OrgInviteRow | undefined>;
+  /** Deletes an invite that is not used up; a used email invite stays as the record of who joined. */
+  revokeInvite(appId: string, orgId: string, id: string): Promise<RemoveOutcome>;
+  /**
+   * The tenant (with `email`) joins through the invite: validity, its address, the seat check
+   * and the membership row, all or nothing; concurrent joins of one organization take turns.
+   */
+  join(appId: string, hash: string, tenantId: string, email: string, limit: number | null, now: number): Promise<OrgJoinOutcome>;
+  /** Synchronous: the same inside the transaction that creates the tenant (sign-up with an org invite). */
+  joinInTransaction: (appId: string, hash: string, tenantId: string, email: string, limit: number | null, now: number) => OrgJoinOutcome;
 }

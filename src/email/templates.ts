@@ -104,18 +104,22 @@ export interface RenderedEmail {
 /** The verification or reset email in the tenant's language (callers pass a supported locale). */
 export function renderEmail(kind: EmailKind, locale: Locale, vars: { appName: string; link: string }): RenderedEmail {
   const s = STRINGS[locale][kind];
-  const text = [s.greeting, "", s.body(vars.appName), vars.link, "", s.expiry, s.ignore, ""].join("\n");
+  return { subject: s.subject(vars.appName), ...renderActionEmail(locale, { greeting: s.greeting, body: s.body(vars.appName), button: s.button, link: vars.link, after: [s.expiry, s.ignore] }) };
+}
+
+/** The layout of an email whose point is one link (a button, and the link written out for clients that hide it). */
+export function renderActionEmail(locale: Locale, m: { greeting: string; body: string; button: string; link: string; after: string[] }): { text: string; html: string } {
+  const text = [m.greeting, "", m.body, m.link, "", ...m.after, ""].join("\n");
   const p = (t: string) => `<p style="margin:0 0 16px">${escapeHtml(t)}</p>`;
-  const link = escapeHtml(vars.link);
+  const link = escapeHtml(m.link);
   const html = [
     `<!doctype html><html lang="${locale}"><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#222;max-width:560px">`,
-    p(s.greeting),
-    p(s.body(vars.appName)),
-    `<p style="margin:0 0 16px"><a href="${link}" style="display:inline-block;padding:10px 18px;background:#2d5bd7;color:#fff;border-radius:6px;text-decoration:none">${escapeHtml(s.button)}</a></p>`,
+    p(m.greeting),
+    p(m.body),
+    `<p style="margin:0 0 16px"><a href="${link}" style="display:inline-block;padding:10px 18px;background:#2d5bd7;color:#fff;border-radius:6px;text-decoration:none">${escapeHtml(m.button)}</a></p>`,
     `<p style="margin:0 0 16px;font-size:13px;word-break:break-all"><a href="${link}">${link}</a></p>`,
-    p(s.expiry),
-    p(s.ignore),
+    ...m.after.map(p),
     "</body></html>",
   ].join("\n");
-  return { subject: s.subject(vars.appName), text, html };
+  return { text, html };
 }

@@ -4,10 +4,11 @@ import { hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { familySeatLimit } from "../family/seats.ts";
 import { requireJoined } from "../family/outcomes.ts";
+import { orgJoinFailure, orgSeatLimit } from "../orgs/invites.ts";
 
 /** How a new tenant uses its invite: the step runs inside the transaction that creates it. */
 export interface InviteClaim {
-  kind: "invite" | "family";
+  kind: "invite" | "family" | "org";
   /** the family owner, for a family invite: the new tenant is a member from its first token */
   parentTenantId: string | null;
   step: InTransactionStep;
@@ -22,7 +23,7 @@ const invalid = () => fail("invalid_token", "This invite token is unknown, alrea
  * it up atomically with the tenant's creation, so of two sign-ups racing for one token,
  * one is created and the other is refused with nothing created.
  */
-export async function prepareInviteClaim(core: Core, app: AppRow, token: string | null | undefined, only?: "family"): Promise<InviteClaim | undefined> {
+export async function prepareInviteClaim(core: Core, app: AppRow, token: string | null | undefined, only?: "family", email?: string): Promise<InviteClaim | undefined> {
   if (!token) {
     if (app.settings.signupMode === "invite_only") throw fail("invite_required", "This app is invite-only: sign up with an inviteToken (an invite token or a family invite).");
     return undefined;
@@ -37,6 +38,20 @@ export async function prepareInviteClaim(core: Core, app: AppRow, token: string 
       parentTenantId: null,
       step: (tenantId) => {
         if (!core.db.invites.useInTransaction(app.id, hash, tenantId, now)) throw invalid();
+      },
+    };
+  }
+  // An organization invite: the new tenant joins the organization (one sent by email only at that address).
+  const org = only ? undefined : await core.db.orgs.findInviteByHash(app.id, hash);
+  if (org) {
+    if (org.expiresAt <= now || (org.email !== null && org.usedAt !== null)) throw invalid();
+    const limit = orgSeatLimit(app);
+    return {
+      kind: "org",
+      parentTenantId: null,
+      step: (tenantId) => {
+        const joined = core.db.orgs.joinInTransaction(app.id, hash, tenantId, email ?? "", limit, now);
+        if (joined.kind !== "joined") throw orgJoinFailure(joined);
       },
     };
   }

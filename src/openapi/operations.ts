@@ -28,6 +28,7 @@ import { BackupBody } from "../admin/backups.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
+import { ORG_OPERATIONS, ORG_WEBHOOK_EVENTS } from "./org-operations.ts";
 import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
 type Schema = v.GenericSchema;
@@ -240,6 +241,7 @@ export const OPERATIONS: Operation[] = [
     description: "Only while email goes to the outbox (development mode); a server that sends over SMTP answers `404 not_found`." },
   ...MFA_OPERATIONS,
   ...SIGN_IN_OPERATIONS,
+  ...ORG_OPERATIONS,
 
   // Audit trail (docs/audit.md).
   { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },
@@ -278,4 +280,5 @@ export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }
     summary: "The developer sent a test delivery (dashboard or `POST …/event-webhook-config/test`); receivers ignore it, as any unknown event. `tenantId` and `email` are null.",
     payload: v.strictObject({ test: v.literal(true), message: v.string() }),
   },
+  ...ORG_WEBHOOK_EVENTS,
 };

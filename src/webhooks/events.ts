@@ -2,7 +2,19 @@ import type { Core } from "../core.ts";
 import { newId } from "../crypto/random.ts";
 
 /** Event names tenantd sends. Receivers must ignore names they do not know. */
-export type WebhookEventName = "tenant.deleted" | "tenant.email.resend_verification" | "webhook.test" | "tenant.security" | "audit.entry";
+export type WebhookEventName = "tenant.deleted" | "tenant.email.resend_verification" | "webhook.test" | "tenant.security" | "audit.entry" | OrgEventName;
+
+/** Organization changes (docs/organizations.md); each is also an audit action of the same name. */
+export type OrgEventName =
+  | "org.created"
+  | "org.updated"
+  | "org.deleted"
+  | "org.ownership_transferred"
+  | "org.member.added"
+  | "org.member.removed"
+  | "org.member.role_changed"
+  | "org.invite.created"
+  | "org.invite.revoked";
 
 export interface NewEvent {
   appId: string;

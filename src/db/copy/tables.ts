@@ -105,6 +105,12 @@ export const COPY_TABLES: CopyTable[] = [
     client: "text", request_id: "text", details: "text", prev_hash: "text", hash: "text",
   }),
   t("audit_heads", ["app_id"], { app_id: "text", seq: "int", hash: "text", pruned_seq: "int", pruned_hash: "text" }),
+  t("orgs", ["id"], { id: "text", app_id: "text", name: "text", kind: "text", created_at: "int", updated_at: "int" }),
+  t("org_members", ["org_id", "tenant_id"], { org_id: "text", tenant_id: "text", app_id: "text", role: "text", joined_at: "int" }),
+  t("org_invites", ["id"], {
+    id: "text", org_id: "text", app_id: "text", created_by: "text", email: "text", role: "text", token_hash: "text", created_at: "int", expires_at: "int", used_at: "int",
+    used_by_tenant_id: "text", uses: "int",
+  }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */

@@ -1,0 +1,35 @@
+import type { Core } from "../core.ts";
+import type { AppRow } from "../db/types.ts";
+import { audit, type AuditOrigin } from "../audit/audit.ts";
+import { enqueueEvent, type OrgEventName } from "../webhooks/events.ts";
+
+/** Who is acting, for the trail: a tenant from a request, or the operator (CLI, `backend.admin`). */
+export interface OrgActor {
+  tenantId: string | null;
+  origin?: AuditOrigin;
+}
+
+/**
+ * One organization change: an audit entry (action = event name, target = the organization)
+ * and the webhook event of the same name. `tenantId` and `email` name the member concerned.
+ */
+export async function orgChanged(
+  core: Core,
+  app: AppRow,
+  actor: OrgActor,
+  event: OrgEventName,
+  orgId: string,
+  details: Record<string, unknown> = {},
+  member?: { tenantId: string; email: string | null },
+): Promise<void> {
+  await audit(core, {
+    appId: app.id,
+    action: event,
+    tenantId: member?.tenantId ?? actor.tenantId,
+    target: orgId,
+    details,
+    actor: actor.tenantId ? { type: "tenant", id: actor.tenantId } : { type: "operator" },
+    origin: actor.origin,
+  });
+  await enqueueEvent(core, { appId: app.id, event, tenantId: member?.tenantId ?? actor.tenantId, email: member?.email ?? null, payload: { orgId, ...details } });
+}
