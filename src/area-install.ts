@@ -8,6 +8,7 @@ import { installAccount } from "./account/install.ts";
 import { installOAuth } from "./oauth/install.ts";
 import { installFamily } from "./family/install.ts";
 import { installAudit } from "./audit/install.ts";
+import { installRealtime } from "./realtime/install.ts";
 
 /**
  * Wires every area's hooks into the core. Called by createCore, so the CLI gets them too.
@@ -27,4 +28,5 @@ export function installAreas(core: Core): void {
   installOAuth(core);
   installFamily(core);
   installAudit(core);
+  installRealtime(core);
 }

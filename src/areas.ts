@@ -14,6 +14,7 @@ import { registerOpenApiRoutes } from "./openapi/routes.ts";
 import { registerLandingRoute } from "./http/landing.ts";
 import { registerAuditRoutes } from "./audit/routes.ts";
 import { registerExportRoutes } from "./export/routes.ts";
+import { registerRealtimeRoutes } from "./realtime/routes.ts";
 
 /** Every area's HTTP routes. */
 export function registerAreaRoutes(router: Router, core: Core): void {
@@ -29,6 +30,7 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerAdminRoutes(router, core);
   registerAuditRoutes(router, core);
   registerExportRoutes(router, core);
+  registerRealtimeRoutes(router, core);
   registerOpenApiRoutes(router, core);
   registerLandingRoute(router);
 }

@@ -94,3 +94,14 @@ export function challengeOutcome(row: AuthChallengeRow | undefined, now: number)
 export const MAX_USAGE_KEYS = 100;
 /** The previous hash of an app's first audit entry. */
 export const AUDIT_GENESIS = "0".repeat(64);
+
+/**
+ * A record as the realtime feed stores it (realtime_changes.data and .before): the stored
+ * data spliced in as it is, times in ms. src/realtime turns it into the public record.
+ */
+export function feedRecord(row: { id: string; data: string; createdAt: number; updatedAt: number }): string {
+  return `{"id":${JSON.stringify(row.id)},"data":${row.data},"createdAt":${row.createdAt},"updatedAt":${row.updatedAt}}`;
+}
+
+/** The advisory lock (PostgreSQL) every append to the realtime feed takes until its commit, so `seq` order is commit order ("rtfeed" in ASCII). */
+export const FEED_LOCK = 0x727466656564n;

@@ -25,6 +25,7 @@ import { createPgRowCache } from "./row-cache.ts";
 import { announcing, EVERYTHING } from "./local-changes.ts";
 import { createPgSigningKeysRepo } from "./signing-keys.ts";
 import { createPgSignInRepo } from "./sign-in.ts";
+import { createPgRealtimeRepo } from "./realtime.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -58,6 +59,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     cluster: createPgClusterRepo(sql),
     signingKeys: createPgSigningKeysRepo(sql),
     signIn: createPgSignInRepo(sql),
+    realtime: createPgRealtimeRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;
 }

@@ -11,6 +11,7 @@ import { signInSchema } from "./schema-9.ts";
 import { auditCronSchema } from "./schema-10.ts";
 import { idempotencySchema } from "./schema-11.ts";
 import { signInBlocksSchema } from "./schema-12.ts";
+import { realtimeSchema } from "./schema-13.ts";
 
 export interface PgMigration {
   version: number;
@@ -35,6 +36,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 10, name: "audit-and-cron", sql: auditCronSchema },
   { version: 11, name: "idempotency-keys", sql: idempotencySchema },
   { version: 12, name: "tenant-sign-in-blocks", sql: signInBlocksSchema },
+  { version: 13, name: "realtime", sql: realtimeSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */

@@ -10,7 +10,9 @@ import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts"
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { batchStep, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, feedRecord, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { appendChanges } from "./realtime.ts";
+import type { NewRealtimeChange } from "../types.ts";
 import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
@@ -19,6 +21,15 @@ const COLUMNS = "seq, id, data, created_at, updated_at";
 type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
 
 type Runner = PgSql | PgTx;
+
+/** The realtime changes of one transaction's writes, appended just before it commits (realtime.ts appendChanges). */
+type Feed = NewRealtimeChange[];
+
+/** The change of a record write, when its scope is fed (RecordScope.feed). */
+function noteChange(feed: Feed | undefined, scope: RecordScope, kind: "created" | "updated" | "deleted", id: string, after: RecordRow | undefined, before: RecordRow | undefined, now: number) {
+  if (!feed || !scope.feed) return;
+  feed.push({ appId: scope.appId, tenantId: scope.tenantId, kind, collection: scope.collection, recordId: id, data: after ? feedRecord(after) : null, before: before ? feedRecord(before) : null, at: now });
+}
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
 
@@ -120,7 +131,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
    * The quota is checked by the INSERT itself (it inserts nothing past the cap): with no
    * unique field to check first, a create is one round trip.
    */
-  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null): Promise<RecordRow> {
+  async function insertRow(tx: Runner, scope: RecordScope, id: string, data: Record<string, unknown>, now: number, unique: readonly string[], cap: number | null, feed?: Feed): Promise<RecordRow> {
     await assertUnique(tx, scope, data, unique, -1);
     const text = JSON.stringify(data);
     const [r] =
@@ -133,19 +144,23 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
             RETURNING seq`;
     if (!r) throw new QuotaReached(cap!);
     await indexText(tx, scope, r.seq, data);
-    return { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
+    const row = { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
+    noteChange(feed, scope, "created", id, row, undefined, now);
+    return row;
   }
 
-  async function updateRow(tx: PgTx, scope: RecordScope, row: RecordRow, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, unique: readonly string[]) {
+  async function updateRow(tx: PgTx, scope: RecordScope, row: RecordRow, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, unique: readonly string[], feed?: Feed) {
     const next = transform(JSON.parse(row.data) as Record<string, unknown>);
     await assertUnique(tx, scope, next, unique, row.seq);
     const text = JSON.stringify(next);
     await tx`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq}`;
     await indexText(tx, scope, row.seq, next);
-    return { ...row, data: text, updatedAt: now };
+    const updated = { ...row, data: text, updatedAt: now };
+    noteChange(feed, scope, "updated", row.id, updated, row, now);
+    return updated;
   }
 
-  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
+  async function upsertRow(tx: PgTx, feed: Feed | undefined, ...[scope, key, newId, data, transform, now, unique, cap]: Parameters<RecordsRepository["upsert"]>) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
     // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
     const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
@@ -158,26 +173,42 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // holds the value, or exactly one does. Only the other unique fields need their own query.
     const settled = !duplicate && (key.value === null || typeof key.value !== "object");
     const others = settled ? unique.filter((f) => f !== key.field) : unique;
-    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others), created: false };
-    return { row: await insertRow(tx, scope, newId, data, now, others, cap), created: true };
+    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others, feed), created: false };
+    return { row: await insertRow(tx, scope, newId, data, now, others, cap, feed), created: true };
   }
 
-  const removeRow = async (q: Runner, scope: RecordScope, id: string) =>
-    (await q`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+  async function removeRow(q: Runner, scope: RecordScope, id: string, feed?: Feed, now = 0): Promise<boolean> {
+    if (!feed || !scope.feed) {
+      return (await q`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+    }
+    const [gone] = await q<RecordRow[]>`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}
+      RETURNING seq, id, data, created_at, updated_at`;
+    if (gone) noteChange(feed, scope, "deleted", id, undefined, gone, now);
+    return gone !== undefined;
+  }
+
+  /** `write` in a transaction that appends its realtime changes last, before the commit. */
+  const fed = <T>(write: (tx: PgTx, feed: Feed) => Promise<T>) =>
+    sql.begin(async (tx) => {
+      const feed: Feed = [];
+      const result = await write(tx, feed);
+      if (feed.length > 0) await appendChanges(tx, feed);
+      return result;
+    }) as Promise<T>;
 
   /** One write of a batch, as its single-write method does it, inside the batch's transaction. */
-  async function write(tx: PgTx, w: BatchWrite, now: number): Promise<BatchOutcome> {
+  async function write(tx: PgTx, w: BatchWrite, now: number, feed: Feed): Promise<BatchOutcome> {
     switch (w.kind) {
       case "insert":
-        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap);
+        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap, feed);
       case "update": {
         const row = await byId(tx, w.scope, w.id, true);
-        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique);
+        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique, feed);
       }
       case "upsert":
-        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
+        return upsertRow(tx, feed, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap);
       case "remove":
-        return removeRow(tx, w.scope, w.id);
+        return removeRow(tx, w.scope, w.id, feed, now);
       case "usage":
         return incrementUsageIn(tx, w.usage);
     }
@@ -243,7 +274,9 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
     insert: (scope, id, data, now, unique, cap) =>
-      scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
+      scope.feed
+        ? fed((tx, feed) => insertRow(tx, scope, id, data, now, unique, cap, feed))
+        : scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
         ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap))
         : insertRow(sql, scope, id, data, now, [], cap),
     async update(scope, id, transform, now, unique) {
@@ -251,7 +284,8 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       // the write and COMMIT: the write only lands on the row version that was read (xmin),
       // and a concurrent write in between makes it read again. A collection with search on
       // writes the record's words with it, in one transaction.
-      for (let attempt = 0; unique.length === 0 && scope.search === undefined && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+      // A fed scope takes the locking path: its change is appended in the write's transaction.
+      for (let attempt = 0; unique.length === 0 && scope.search === undefined && !scope.feed && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
         const [row] = await sql<(RecordRow & { version: string })[]>`SELECT seq, id, data, created_at, updated_at, xmin::text AS version FROM records
           WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
         if (!row) return undefined;
@@ -259,15 +293,15 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
         const written = await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
         if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
       }
-      return sql.begin(async (tx) => {
+      return fed(async (tx, feed) => {
         const row = await byId(tx, scope, id, true);
-        return row && updateRow(tx, scope, row, transform, now, unique);
+        return row && updateRow(tx, scope, row, transform, now, unique, feed);
       });
     },
-    upsert: (scope, key, newId, data, transform, now, unique, cap) => sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap)),
-    remove: (scope, id) => removeRow(sql, scope, id),
+    upsert: (scope, key, newId, data, transform, now, unique, cap) => fed((tx, feed) => upsertRow(tx, feed, scope, key, newId, data, transform, now, unique, cap)),
+    remove: (scope, id, now = Date.now()) => (scope.feed ? fed((tx, feed) => removeRow(tx, scope, id, feed, now)) : removeRow(sql, scope, id)),
     batch: (writes, now, check, claim) =>
-      sql.begin(async (tx): Promise<BatchOutcome[] | "taken"> => {
+      fed(async (tx, feed): Promise<BatchOutcome[] | "taken"> => {
         if (claim) {
           const k = claim.key;
           const claimed = await tx`INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at)
@@ -278,7 +312,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
           if (claimed.count === 0) return "taken";
         }
         const outcomes: BatchOutcome[] = [];
-        for (const [i, w] of writes.entries()) outcomes.push(await batchStep(i, () => write(tx, w, now), check));
+        for (const [i, w] of writes.entries()) outcomes.push(await batchStep(i, () => write(tx, w, now, feed), check));
         if (claim) {
           const { status, body } = claim.reply(outcomes);
           await tx`UPDATE idempotency_keys SET status = ${status}, body = ${body}

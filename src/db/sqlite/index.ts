@@ -20,6 +20,7 @@ import { readSettings } from "../../apps/settings.ts";
 import { createMfaRepo } from "./mfa.ts";
 import { createSigningKeysRepo } from "./signing-keys.ts";
 import { createSignInRepo } from "./sign-in.ts";
+import { createRealtimeRepo } from "./realtime.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
@@ -48,6 +49,7 @@ export function createRepositories(sqlite: SqliteDb) {
     signIn: createSignInRepo(sqlite),
     audit: createAuditRepo(sqlite),
     cron: createCronRepo(sqlite),
+    realtime: createRealtimeRepo(sqlite),
   };
 }
 
