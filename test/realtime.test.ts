@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expectError, serveHttp, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
+import { afterThisTest, expectError, serveHttp, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { openSse, type SseClient } from "./_sse.ts";
 import type { TenantBackendConfig } from "../src/index.ts";
 
@@ -152,5 +152,196 @@ describe("realtime streams", () => {
     const late = (await rt.call("POST", "/api/v1/realtime/ticket")).body.ticket;
     rt.t.clock.advance(31_000);
     expect((await openSse(`${rt.url}/api/v1/realtime?ticket=${late}`)).status).toBe(401);
+  });
+});
+
+describe("realtime resume", () => {
+  it("replays every missed event in order exactly once after Last-Event-ID, then carries on live", async () => {
+    const rt = await realtimeBackend();
+    const first = await rt.open();
+    const stream = await rt.ready(first);
+    await rt.subscribe(stream, { collection: "todos" });
+    const a = await rt.create("todos", { n: 1 });
+    expect((await first.next(recordEvents)).data.id).toBe(a.id);
+    const position = first.lastEventId;
+    first.close();
+
+    // Missed while away: two creates, an update and a delete.
+    const b = await rt.create("todos", { n: 2 });
+    const c = await rt.create("todos", { n: 3 });
+    await rt.update("todos", a.id, { n: 10 });
+    await rt.remove("todos", b.id);
+
+    const second = await rt.open({ "last-event-id": position });
+    const ready = await second.next((e) => e.event === "ready");
+    expect(ready.data.resumed).toBe(true);
+    // Nothing is replayed before the stream says what it follows.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(second.events.filter(recordEvents)).toHaveLength(0);
+    const resubscribed = await rt.call("POST", "/api/v1/realtime/subscriptions", { stream: ready.data.stream, subscriptions: [{ collection: "todos" }] });
+    expect(resubscribed.status).toBe(201);
+    const replayed = await second.collect(4, recordEvents);
+    expect(replayed.map((e) => [e.event, e.data.id])).toEqual([
+      ["created", b.id],
+      ["created", c.id],
+      ["updated", a.id],
+      ["deleted", b.id],
+    ]);
+    const d = await rt.create("todos", { n: 4 });
+    const live = await second.collect(5, recordEvents);
+    expect(live[4]!.data.id).toBe(d.id);
+    const seqs = second.events.filter(recordEvents).map((e) => Number(e.id.split(".")[0]));
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
+  });
+
+  it("replays exactly once while writes keep coming during the reconnect", async () => {
+    const rt = await realtimeBackend();
+    const first = await rt.open();
+    await rt.subscribe(await rt.ready(first), { collection: "todos" });
+    await rt.create("todos", { n: 0 });
+    await first.next(recordEvents);
+    const position = first.lastEventId;
+    first.close();
+    let writing = true;
+    const written: string[] = [];
+    const writer = (async () => {
+      for (let i = 1; writing || i < 10; i++) written.push((await rt.create("todos", { n: i })).id);
+    })();
+    await new Promise((r) => setTimeout(r, 100));
+    const second = await rt.open({ "last-event-id": position });
+    await rt.subscribe(await rt.ready(second), { collection: "todos" });
+    await new Promise((r) => setTimeout(r, 300));
+    writing = false;
+    await writer;
+    const got = await second.collect(written.length, recordEvents, 10_000);
+    await new Promise((r) => setTimeout(r, 1200)); // a tail tick: nothing more may come
+    expect(second.events.filter(recordEvents).map((e) => e.data.id)).toEqual(written);
+    expect(got.length).toBe(written.length);
+  });
+
+  it("sends reset for a position older than the retention window, or not its own", async () => {
+    const rt = await realtimeBackend({ realtime: { retentionSeconds: 60 } });
+    const first = await rt.open();
+    await rt.ready(first);
+    const position = first.lastEventId;
+    first.close();
+    rt.t.clock.advance(61_000);
+    const late = await rt.open({ "last-event-id": position });
+    expect((await late.next((e) => e.event === "ready")).data.resumed).toBe(false);
+    expect((await late.next()).event).toBe("reset");
+    const bogus = await rt.open({ "last-event-id": "not-a-position" });
+    await bogus.next((e) => e.event === "ready");
+    expect((await bogus.next()).event).toBe("reset");
+  });
+
+  it("keeps an idle stream open with keep-alive comments that carry its position", async () => {
+    const rt = await realtimeBackend({ realtime: { keepAliveSeconds: 1 } });
+    const sse = await rt.open();
+    await rt.ready(sse);
+    const before = sse.lastEventId;
+    rt.t.clock.advance(5000);
+    await new Promise((r) => setTimeout(r, 1600));
+    expect(sse.comments).toBeGreaterThanOrEqual(1);
+    expect(sse.lastEventId).not.toBe(before);
+    expect(sse.lastEventId.split(".")[0]).toBe(before.split(".")[0]);
+  });
+});
+
+describe("realtime revocation and limits", () => {
+  it("ends the stream within 1 s of logout and of refresh-token reuse", async () => {
+    const rt = await realtimeBackend({ refreshReuseGraceSeconds: 0 });
+    const sse = await rt.open();
+    await rt.ready(sse);
+    const started = Date.now();
+    expect((await rt.call("POST", "/api/v1/auth/logout", { refreshToken: rt.tenant.refreshToken })).status).toBeLessThan(300);
+    await sse.ended;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(sse.events.at(-1)).toMatchObject({ event: "ended", data: { reason: "session_ended" } });
+
+    const other = await signupTenant(rt.t);
+    const client = clientFor(rt.t, rt.url, other);
+    const second = await client.open();
+    await client.ready(second);
+    const key = { "x-service-key": rt.t.app.publishableKey, "content-type": "application/json" };
+    const refresh = () => fetch(`${rt.url}/api/v1/auth/refresh`, { method: "POST", headers: key, body: JSON.stringify({ refreshToken: other.refreshToken }) });
+    expect((await refresh()).status).toBe(200);
+    rt.t.clock.advance(1000); // past the grace of 0 s
+    const reused = Date.now();
+    expect((await refresh()).status).toBe(401);
+    await second.ended;
+    expect(Date.now() - reused).toBeLessThan(1000);
+    expect(second.events.at(-1)!.event).toBe("ended");
+  });
+
+  it("ends the stream when the account is deleted, and refuses its ticket after logout", async () => {
+    const rt = await realtimeBackend();
+    const ticket = (await rt.call("POST", "/api/v1/realtime/ticket")).body.ticket;
+    const sse = await rt.open();
+    await rt.ready(sse);
+    const core = rt.t.backend.core;
+    const app = (await core.db.apps.findById(rt.tenant.bearer.appId))!;
+    const { deleteTenant } = await import("../src/account/delete.ts");
+    const started = Date.now();
+    await deleteTenant(core, app, rt.tenant.id, "admin_delete");
+    await sse.ended;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(sse.events.at(-1)!.event).toBe("ended");
+    const late = await openSse(`${rt.url}/api/v1/realtime?ticket=${ticket}`);
+    expect(late.status).toBe(401);
+  });
+
+  it("limits streams per tenant and per IP, with 429 and a message", async () => {
+    const rt = await realtimeBackend({ realtime: { maxConnectionsPerTenant: 1, maxConnectionsPerIp: 2 } });
+    const one = await rt.open();
+    await rt.ready(one);
+    const two = await rt.open();
+    expect(two.status).toBe(429);
+    expect(two.events[0]!.data).toMatchObject({ error: "rate_limited", message: expect.stringContaining("maxConnectionsPerTenant") });
+    one.close();
+    await new Promise((r) => setTimeout(r, 100));
+    const again = await rt.open();
+    expect(again.status).toBe(200);
+    const b = clientFor(rt.t, rt.url, await signupTenant(rt.t));
+    expect((await b.open()).status).toBe(200);
+    const c = clientFor(rt.t, rt.url, await signupTenant(rt.t));
+    const third = await c.open();
+    expect(third.status).toBe(429);
+    expect(third.events[0]!.data.message).toContain("maxConnectionsPerIp");
+  });
+
+  it("drops a client that does not read, with a final event, instead of buffering", async () => {
+    const rt = await realtimeBackend({ realtime: { maxBufferedBytes: 64 * 1024 } });
+    const ticket = (await rt.call("POST", "/api/v1/realtime/ticket")).body.ticket;
+    // A raw socket that reads the stream's first bytes (its id), then nothing.
+    const { connect } = await import("node:net");
+    const u = new URL(rt.url);
+    const socket = connect(Number(u.port), u.hostname);
+    afterThisTest(() => socket.destroy());
+    let received = "";
+    await new Promise<void>((resolve) => {
+      socket.on("data", (d) => {
+        received += d.toString();
+        if (received.includes("event: ready")) resolve();
+      });
+      socket.write(`GET /api/v1/realtime?ticket=${ticket} HTTP/1.1\r\nhost: ${u.host}\r\naccept: text/event-stream\r\n\r\n`);
+    });
+    socket.pause();
+    const stream = /"stream":"(rts_[^"]+)"/.exec(received)![1]!;
+    expect((await rt.subscribe(stream, { collection: "big" })).status).toBe(201);
+    const hub = rt.t.backend.core.realtime!;
+    const big = "x".repeat(200 * 1024);
+    for (let n = 0; hub.streamCount > 0 && n < 300; n++) await rt.create("big", { big, n });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hub.streamCount).toBe(0);
+    const rest = await new Promise<string>((resolve) => {
+      let all = "";
+      socket.on("data", (d) => (all += d.toString()));
+      socket.on("end", () => resolve(all));
+      socket.on("close", () => resolve(all));
+      socket.resume();
+    });
+    expect(rest).toContain("event: dropped");
+    expect(rest).toContain('"reason":"slow_client"');
   });
 });
