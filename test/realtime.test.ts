@@ -345,3 +345,30 @@ describe("realtime revocation and limits", () => {
     expect(rest).toContain('"reason":"slow_client"');
   });
 });
+
+describe("realtime tenant events", () => {
+  it("tells the tenant's streams when its subscription or entitlements change, and no one else's", async () => {
+    const { billingBackend, form, pathOf } = await import("./billing-fixtures.ts");
+    const b = await billingBackend();
+    const { url } = await serveHttp(b.t.backend);
+    const tenant = await b.tenant();
+    const bystander = clientFor(b.t, url, await b.tenant());
+    const mine = clientFor(b.t, url, tenant);
+    const sse = await mine.open();
+    await mine.ready(sse);
+    const theirs = await bystander.open();
+    await bystander.ready(theirs);
+    const pro = await b.plan({ name: "Pro", slug: "pro", entitlements: { projects: 5 } });
+
+    const gift = await b.admin("POST", `/tenants/${tenant.id}/billing/gift`, { planId: pro.id, days: 30 });
+    expect(gift.status, gift.text).toBeLessThan(300);
+    expect((await sse.next((e) => e.event === "tenant")).data).toEqual({ type: "entitlements", data: { source: "gift", change: "granted", planId: pro.id } });
+
+    const checkout = await b.tenantPost(tenant, "/checkout", { planId: pro.id, successUrl: "https://app.example.com/ok", cancelUrl: "https://app.example.com/cancel" });
+    expect(checkout.status, checkout.text).toBe(200);
+    expect((await b.t.request("POST", pathOf(checkout.body.url), form({ action: "confirm" }))).status).toBe(303);
+    expect((await sse.next((e) => e.event === "tenant")).data).toEqual({ type: "subscription", data: { planId: pro.id, status: "active" } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(theirs.events.filter((e) => e.event === "tenant")).toEqual([]);
+  });
+});
