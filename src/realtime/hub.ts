@@ -49,6 +49,8 @@ const PAGE = 500;
 export type RecordEventType = "created" | "updated" | "deleted" | "left";
 
 export interface SubscriptionSpec {
+  /** the client's own id for it; a generated one when absent */
+  id?: string;
   collection: string;
   /** the filter as JSON text, parsed with the list filter's parser */
   filter?: string;
@@ -61,6 +63,8 @@ export interface Subscription {
   filter: string | null;
   record: string | null;
   matcher: Matcher | null;
+  /** changes up to this seq committed before the subscription existed: not its to see */
+  from: number;
 }
 
 /** A refusal of a subscription change, as the HTTP layer answers it. */
@@ -241,7 +245,7 @@ export function createRealtimeHub(core: Core) {
     const matched: string[] = [];
     const left: string[] = [];
     for (const sub of s.subs.values()) {
-      if (sub.collection !== row.collection) continue;
+      if (sub.collection !== row.collection || row.seq <= sub.from) continue;
       if (sub.record !== null) {
         if (sub.record === row.recordId) matched.push(sub.id);
         continue;
@@ -369,7 +373,7 @@ export function createRealtimeHub(core: Core) {
     const subs: Subscription[] = [];
     for (const spec of specs) {
       if (spec.record !== undefined) {
-        subs.push({ id: newId("sub"), collection: spec.collection, filter: null, record: spec.record, matcher: null });
+        subs.push({ id: spec.id ?? newId("sub"), collection: spec.collection, filter: null, record: spec.record, matcher: null, from: 0 });
         continue;
       }
       const text = spec.filter ?? "";
@@ -385,7 +389,7 @@ export function createRealtimeHub(core: Core) {
       if (conditions.some((c) => c.op === "$text")) {
         return { refused: { code: "invalid_filter", message: "Invalid filter: $text is not available to realtime subscriptions; subscribe to the collection (or a narrower filter) and search on the client, or list with $text after an event." } };
       }
-      subs.push({ id: newId("sub"), collection: spec.collection, filter: text === "" ? null : text, record: null, matcher: compileMatcher(conditions) });
+      subs.push({ id: spec.id ?? newId("sub"), collection: spec.collection, filter: text === "" ? null : text, record: null, matcher: compileMatcher(conditions), from: 0 });
     }
     return subs;
   }
@@ -402,7 +406,15 @@ export function createRealtimeHub(core: Core) {
     }
     const built = build(specs);
     if ("refused" in built) return built;
-    for (const sub of built) s.subs.set(sub.id, sub);
+    const ids = built.map((sub) => sub.id);
+    const taken = ids.find((id, i) => s.subs.has(id) || ids.indexOf(id) !== i);
+    if (taken !== undefined) return { refused: { code: "conflict", message: `This stream already has a subscription ${taken}: give each one its own id, or remove that one first.` } };
+    // A new subscription sees what commits from now on; those a resumed stream brings back see everything since its position.
+    const from = s.resumeFrom ?? (await core.db.realtime.head());
+    for (const sub of built) {
+      sub.from = from;
+      s.subs.set(sub.id, sub);
+    }
     if (s.resumeFrom !== undefined) {
       const from = s.resumeFrom;
       s.resumeFrom = undefined;

@@ -15,6 +15,8 @@ export const TICKET_SECONDS = 30;
 const Id = (what: string) => v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(100, `${what} is at most 100 characters`));
 
 const Spec = v.object({
+  /** The client's own name for the subscription, so events can be routed before the answer arrives. */
+  id: v.optional(v.pipe(v.string("id must be a string"), v.regex(/^[A-Za-z0-9_-]{1,64}$/, "id must be 1 to 64 letters, digits, _ or -"))),
   collection: v.string("collection must be a string"),
   filter: v.optional(v.union([v.string(), v.record(v.string(), v.unknown())], "filter must be a JSON object (or its JSON text) in the list filter language")),
   record: v.optional(Id("record")),
@@ -22,6 +24,7 @@ const Spec = v.object({
 
 export const SubscribeBody = v.object({
   stream: Id("stream"),
+  id: Spec.entries.id,
   collection: v.optional(v.string("collection must be a string")),
   filter: Spec.entries.filter,
   record: Spec.entries.record,
@@ -39,7 +42,7 @@ function toSpec(s: v.InferOutput<typeof Spec>): SubscriptionSpec {
   }
   if (s.record !== undefined && s.filter !== undefined) throw fail("invalid_request", "A subscription takes a filter (records of the collection that match it) or a record id, not both.");
   const filter = s.filter === undefined ? undefined : typeof s.filter === "string" ? s.filter : JSON.stringify(s.filter);
-  return { collection: s.collection, ...(filter !== undefined && { filter }), ...(s.record !== undefined && { record: s.record }) };
+  return { collection: s.collection, ...(s.id !== undefined && { id: s.id }), ...(filter !== undefined && { filter }), ...(s.record !== undefined && { record: s.record }) };
 }
 
 function refusal(r: HubRefusal): never {
@@ -104,10 +107,10 @@ export function registerRealtimeRoutes(router: Router, core: Core): void {
     const body = await readJson(event, SubscribeBody, limit);
     const single = body.subscriptions === undefined;
     if (single && body.collection === undefined) throw fail("invalid_request", "Name the collection to subscribe to (collection, with filter or record), or send subscriptions: [...].");
-    if (!single && (body.collection !== undefined || body.filter !== undefined || body.record !== undefined)) {
+    if (!single && (body.id !== undefined || body.collection !== undefined || body.filter !== undefined || body.record !== undefined)) {
       throw fail("invalid_request", "Send one subscription (collection, filter or record) or a list of them (subscriptions), not both.");
     }
-    const specs = single ? [toSpec({ collection: body.collection!, filter: body.filter, record: body.record })] : body.subscriptions!.map(toSpec);
+    const specs = single ? [toSpec({ id: body.id, collection: body.collection!, filter: body.filter, record: body.record })] : body.subscriptions!.map(toSpec);
     const added = await hubOf(core).subscribe(auth.app.id, auth.tenantId, body.stream, specs);
     if ("refused" in added) refusal(added);
     event.res.status = 201;
