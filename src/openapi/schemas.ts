@@ -331,3 +331,9 @@ export const AccessLog = obj({
   kept: v.number(),
 });
 export const SignInState = obj({ tenant: Tenant, signInDisabledAt: isoOrNull, sessionsEnded: v.number() });
+
+// Realtime (docs/realtime.md).
+export const RealtimeTicket = obj({ ticket: v.string(), expiresIn: v.number() });
+const RealtimeSubscriptionInfo = obj({ id: v.string(), collection: v.string(), filter: v.nullable(v.record(v.string(), v.unknown())), record: v.nullable(v.string()) });
+export const RealtimeSubscribed = v.union([obj({ subscription: RealtimeSubscriptionInfo }), obj({ subscriptions: v.array(RealtimeSubscriptionInfo) })]);
+export const RealtimeRemoved = obj({ removed: v.array(v.string()) });
