@@ -372,3 +372,24 @@ describe("realtime tenant events", () => {
     expect(theirs.events.filter((e) => e.event === "tenant")).toEqual([]);
   });
 });
+
+describe("realtime feed cost", () => {
+  it("a write of an app nobody streams appends nothing to the feed; one with a stream, or within its lease, does", async () => {
+    const rt = await realtimeBackend();
+    const core = rt.t.backend.core;
+    const other = await core.db.apps.findById((await rt.t.backend.admin.createApp({ name: "other" })).id);
+    const otherTenant = await signupTenant(rt.t, { key: other!.publishableKey, appId: other!.id });
+    const otherClient = clientFor(rt.t, rt.url, otherTenant);
+    for (let i = 0; i < 5; i++) await rt.create("todos", { i });
+    expect(await core.db.realtime.head()).toBe(0);
+    const sse = await rt.open();
+    await rt.ready(sse);
+    await rt.create("todos", { i: 5 });
+    await otherClient.create("todos", { i: 6 }); // another app: still nothing of it
+    expect((await core.db.realtime.tail(0, 10)).map((c) => c.appId)).toEqual([rt.tenant.bearer.appId]);
+    sse.close();
+    await new Promise((r) => setTimeout(r, 100));
+    await rt.create("todos", { i: 7 }); // within the lease after the stream closed: a resume would need it
+    expect((await core.db.realtime.tail(0, 10)).map((c) => c.appId)).toEqual([rt.tenant.bearer.appId, rt.tenant.bearer.appId]);
+  });
+});

@@ -642,4 +642,8 @@ export interface RealtimeRepository {
   purgeTickets(now: number): Promise<number>;
   /** Announces `payload` to every node (tenantd_changes on PostgreSQL); nothing on SQLite, whose one process has no one to tell. */
   signal(payload: string): Promise<void>;
+  /** Records that the app's writes are wanted until `until` (wall clock ms) and tells every node (`r+:<app>`); nothing on SQLite. */
+  announce(appId: string, until: number): Promise<void>;
+  /** The apps whose writes some node wants past `now`, and until when; none on SQLite. */
+  interest(now: number): Promise<{ appId: string; until: number }[]>;
 }

@@ -21,16 +21,17 @@ import { parseFilter } from "../data/query.ts";
  *
  * Who pays. A write costs nothing extra unless its app `wants`: a process wants an app while
  * it has a stream of that app, and for a lease after (the retention window and a margin, so
- * a stream resuming within the window finds every write since it left). On PostgreSQL each
- * node announces its apps (`r+:<app>`) when it opens their first stream and every
- * ANNOUNCE_MS after; every node holds each announced app for the lease. A node whose change
- * channel is not live (changes.ts), or that has not yet heard a full round of announcements
- * since it became live, feeds every write. So: every write that commits on any node after
- * the app's first stream was announced and every live node handled that announcement is in
- * the feed; a live node handles it within its channel's delivery, and a node that fails to
- * within two heartbeats stops being live, then feeds everything. Only writes in that first
- * moment of an app's first stream anywhere can be missed: not a resumed stream's, whose
- * app's lease outlives the retention window.
+ * a stream resuming within the window finds every write since it left). On PostgreSQL a node
+ * opening an app's first stream, and every ANNOUNCE_MS while it has one, records the lease in
+ * `realtime_interest` and announces it (`r+:<app>`) in the same transaction; every node holds
+ * each announced app for the lease. A node reads the table whenever its change channel goes
+ * live (an announcement committed before it listened is in the table, one after reaches it
+ * on the channel) and feeds every write until it has; while its channel is not live it reads
+ * the table again, at most once a second, when a write asks. So: every write that commits
+ * after an app's first stream was announced is fed, except on a node that had not yet
+ * handled the announcement: a live node handles it within the channel's delivery
+ * (milliseconds), a node that is not live within a second. A resumed stream never meets that
+ * moment: its app's lease outlives the retention window.
  */
 
 /** Every node re-announces the apps of its open streams this often. */
@@ -136,8 +137,10 @@ export function createRealtimeHub(core: Core) {
   /** app → until when a write of it is fed (Date.now() ms): after a local stream closed, or announced by another node */
   const leases = new Map<string, number>();
   const changes = core.changes;
-  /** On PostgreSQL: interest is trusted only once a full round of announcements can have been heard since the channel went live. */
-  let trustAfter = Number.POSITIVE_INFINITY;
+  /** On PostgreSQL: the interest table has been read since the channel last went live (until then every write is fed). */
+  let loaded = false;
+  let loadedAt = 0;
+  let loading: Promise<void> | undefined;
   let last = 0;
   /** the feed was not read while no stream was open: `last` must be brought to the head first */
   let stale = true;
@@ -155,7 +158,10 @@ export function createRealtimeHub(core: Core) {
   changes?.on((payload) => {
     if (payload === "r") return kick();
     if (payload === "*") {
-      if (changes.live) trustAfter = Date.now() + ANNOUNCE_MS + 2 * HEARTBEAT_MS;
+      if (changes.live) {
+        loaded = false;
+        void loadInterest();
+      }
       return kick();
     }
     if (payload.startsWith("r+:")) {
@@ -170,10 +176,38 @@ export function createRealtimeHub(core: Core) {
     }
   });
 
+  /**
+   * Reads which apps any node wants (realtime_interest). A node does so when its channel
+   * goes live: an announcement committed before it listened is in the table, one after
+   * reaches it on the channel. While its channel is not live it reads again, at most once a
+   * second, when a write asks.
+   */
+  function loadInterest(): Promise<void> {
+    loading ??= (async () => {
+      try {
+        const rows = await core.db.realtime.interest(Date.now());
+        for (const r of rows) leases.set(r.appId, Math.max(leases.get(r.appId) ?? 0, r.until));
+        loaded = true;
+        loadedAt = Date.now();
+      } catch (e) {
+        if (!closed) core.log.warn("realtime: reading which apps have streams failed; every write is fed meanwhile", { error: e });
+      } finally {
+        loading = undefined;
+      }
+    })();
+    return loading;
+  }
+
   /** Whether a write of this app goes into the feed (see the file's comment). Called on every record write: map lookups only. */
   function wants(appId: string): boolean {
     if (localApps.has(appId)) return true;
-    if (changes && (!changes.live || Date.now() < trustAfter)) return true;
+    if (changes) {
+      if (!loaded) {
+        void loadInterest();
+        return true;
+      }
+      if (!changes.live && Date.now() - loadedAt > 1000) void loadInterest();
+    }
     const until = leases.get(appId);
     if (until === undefined) return false;
     if (until > Date.now()) return true;
@@ -181,7 +215,7 @@ export function createRealtimeHub(core: Core) {
     return false;
   }
 
-  const announce = (appId: string) => (changes ? core.db.realtime.signal(`r+:${appId}`) : Promise.resolve());
+  const announce = (appId: string) => (changes ? core.db.realtime.announce(appId, Date.now() + leaseMs) : Promise.resolve());
 
   function kick(): void {
     if (closed) return;

@@ -122,6 +122,7 @@ export const NOT_COPIED: Record<string, string> = {
   login_devices: "PostgreSQL's shared record of devices that signed in (SQLite keeps it in memory): known again at their next sign-in",
   realtime_changes: "the realtime change feed: kept for minutes so streams can resume; a stream resuming on the target starts afresh (a reset event)",
   realtime_feed: "the realtime feed's pruning mark: the target keeps its own",
+  realtime_interest: "which apps PostgreSQL nodes have realtime streams of, for minutes: the target's nodes announce their own",
   realtime_tickets: "one-use realtime stream tickets, valid for seconds: a client asks for a new one",
   cron_runs: "the last runs of scheduled jobs: a log of this store's nodes; the target's nodes keep their own",
   maintenance_runs: "when each housekeeping job last ran on PostgreSQL: the target's first node runs them again",

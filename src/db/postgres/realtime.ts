@@ -67,5 +67,12 @@ export function createPgRealtimeRepo(sql: PgSql): RealtimeRepository {
     async signal(payload) {
       await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${payload})`;
     },
+    async announce(appId, until) {
+      await sql`INSERT INTO realtime_interest AS i (app_id, until) SELECT ${appId}, ${until}::bigint FROM (SELECT pg_notify(${CHANGES_CHANNEL}, ${`r+:${appId}`})) AS n
+        ON CONFLICT (app_id) DO UPDATE SET until = GREATEST(i.until, excluded.until)`;
+    },
+    async interest(now) {
+      return [...(await sql<{ appId: string; until: number }[]>`SELECT app_id, until FROM realtime_interest WHERE until > ${now}`)];
+    },
   };
 }

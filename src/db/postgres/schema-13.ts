@@ -2,7 +2,9 @@
 // an app some node has live subscribers for appends its change here in the write's own
 // transaction; every node tails the table by `seq`, woken by `r` on tenantd_changes. Rows
 // live for the retention window; `realtime_feed.pruned_through` says which resume positions
-// can no longer be replayed. Tickets are the one-use query-string credentials of EventSource.
+// can no longer be replayed. realtime_interest holds, per app, until when some node has
+// wanted its writes fed (read by a node that starts or missed announcements). Tickets are
+// the one-use query-string credentials of EventSource.
 export const realtimeSchema = `
 CREATE TABLE realtime_changes (
   seq BIGSERIAL PRIMARY KEY,
@@ -22,6 +24,10 @@ CREATE TABLE realtime_feed (
   pruned_through BIGINT NOT NULL
 );
 INSERT INTO realtime_feed (id, pruned_through) VALUES (1, 0);
+CREATE TABLE realtime_interest (
+  app_id TEXT PRIMARY KEY,
+  until BIGINT NOT NULL
+);
 CREATE TABLE realtime_tickets (
   hash TEXT PRIMARY KEY,
   app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,

@@ -88,5 +88,9 @@ export function createRealtimeRepo(db: SqliteDb): RealtimeRepository {
       return q.purgeTickets.run(now).changes;
     },
     async signal() {},
+    async announce() {},
+    async interest() {
+      return [];
+    },
   };
 }
