@@ -393,3 +393,18 @@ describe("realtime feed cost", () => {
     expect((await core.db.realtime.tail(0, 10)).map((c) => c.appId)).toEqual([rt.tenant.bearer.appId, rt.tenant.bearer.appId]);
   });
 });
+
+describe("realtime from a browser", () => {
+  it("a ticket stream from another origin is allowed when the app lists the origin, 403 otherwise", async () => {
+    const rt = await realtimeBackend();
+    await rt.t.backend.admin.updateApp(rt.tenant.bearer.appId, { settings: { corsOrigins: ["https://app.example.com"] } });
+    const ticket = async () => (await rt.call("POST", "/api/v1/realtime/ticket")).body.ticket as string;
+    const allowed = await openSse(`${rt.url}/api/v1/realtime?ticket=${await ticket()}`, { origin: "https://app.example.com" });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    await allowed.next((e) => e.event === "ready");
+    const refused = await openSse(`${rt.url}/api/v1/realtime?ticket=${await ticket()}`, { origin: "https://evil.example" });
+    expect(refused.status).toBe(403);
+    expect(refused.events[0]!.data.error).toBe("origin_not_allowed");
+  });
+});

@@ -7,6 +7,7 @@ import { clientIp, noStore, requireTenant } from "../http/guards.ts";
 import { fail } from "../errors.ts";
 import { hashToken, newToken } from "../crypto/random.ts";
 import { COLLECTION_NAME } from "../apps/settings.ts";
+import { allowOriginFor } from "../http/cors.ts";
 import type { HubRefusal, RealtimeHub, StreamOwner, SubscriptionSpec } from "./hub.ts";
 
 /** A ticket is good for this long, once. */
@@ -61,6 +62,10 @@ async function streamOwner(event: H3Event, core: Core): Promise<StreamOwner> {
   const now = core.clock();
   const row = await core.db.realtime.takeTicket(hashToken(ticket), now);
   if (!row) throw fail("unauthorized", `Unknown, used or expired ticket: a ticket opens one stream, within ${TICKET_SECONDS} s. Get a new one from POST /api/v1/realtime/ticket.`);
+  // EventSource from another origin: the ticket names the app whose origins decide.
+  const app = await core.db.apps.findById(row.appId);
+  if (!app) throw fail("unauthorized", "The ticket's app no longer exists.");
+  allowOriginFor(event, app);
   const session = await core.db.sessions.state(row.sessionId, now);
   if (!session || session.endedAt !== null || session.expiresAt <= now || session.tenantId !== row.tenantId) {
     throw fail("session_ended", "This session has ended (signed out, password reset or account deleted). Sign in again.");
