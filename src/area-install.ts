@@ -9,6 +9,7 @@ import { installOAuth } from "./oauth/install.ts";
 import { installFamily } from "./family/install.ts";
 import { installAudit } from "./audit/install.ts";
 import { installOrgs } from "./orgs/install.ts";
+import { installRealtime } from "./realtime/install.ts";
 
 /**
  * Wires every area's hooks into the core. Called by createCore, so the CLI gets them too.
@@ -29,4 +30,5 @@ export function installAreas(core: Core): void {
   installFamily(core);
   installAudit(core);
   installOrgs(core);
+  installRealtime(core);
 }

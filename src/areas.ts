@@ -15,6 +15,7 @@ import { registerLandingRoute } from "./http/landing.ts";
 import { registerAuditRoutes } from "./audit/routes.ts";
 import { registerExportRoutes } from "./export/routes.ts";
 import { registerOrgRoutes } from "./orgs/routes.ts";
+import { registerRealtimeRoutes } from "./realtime/routes.ts";
 
 /** Every area's HTTP routes. */
 export function registerAreaRoutes(router: Router, core: Core): void {
@@ -31,6 +32,7 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerAuditRoutes(router, core);
   registerExportRoutes(router, core);
   registerOrgRoutes(router, core);
+  registerRealtimeRoutes(router, core);
   registerOpenApiRoutes(router, core);
   registerLandingRoute(router);
 }

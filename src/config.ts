@@ -44,6 +44,8 @@ export interface TenantBackendConfig {
   email?: EmailConfig;
   /** Outgoing webhooks. */
   webhooks?: Partial<WebhookConfig>;
+  /** Realtime streams (docs/realtime.md): the resume window and the limits. */
+  realtime?: Partial<RealtimeConfig>;
   /** File uploads and their public URLs. */
   files?: { maxBytes?: number; cdnBaseUrl?: string; publicBaseUrl?: string };
   /**
@@ -108,6 +110,24 @@ export interface WebhookConfig {
   timeoutMs: number;
 }
 
+/** Realtime streams (src/realtime, docs/realtime.md). Connection limits count per node. */
+export interface RealtimeConfig {
+  /** How long missed events can be replayed to a stream resuming with Last-Event-ID. Default 300. */
+  retentionSeconds: number;
+  /** A keep-alive comment (and resume position) this often on an idle stream. Default 15. */
+  keepAliveSeconds: number;
+  /** Open streams per tenant (per node). Default 10. */
+  maxConnectionsPerTenant: number;
+  /** Open streams per client IP (per node). Default 100. */
+  maxConnectionsPerIp: number;
+  /** Subscriptions on one stream. Default 100. */
+  maxSubscriptionsPerConnection: number;
+  /** Characters of one subscription's filter as JSON. Default 4096. */
+  maxFilterBytes: number;
+  /** Bytes a stream may have waiting for a slow client before it is dropped (with a final `dropped` event). Default 1048576. */
+  maxBufferedBytes: number;
+}
+
 export interface FilesConfig {
   /** Largest file in bytes. Default 10 MB, meaning 10 MiB (10 * 1024 * 1024 = 10,485,760 bytes). */
   maxBytes: number;
@@ -140,6 +160,7 @@ export interface ResolvedConfig {
   /** The mail transport was set by the operator (option, file, env), not defaulted. */
   emailChosen: boolean;
   webhooks: WebhookConfig;
+  realtime: RealtimeConfig;
   files: FilesConfig;
   devBilling: boolean;
   stripeApi: TenantBackendConfig["stripeApi"];
@@ -189,6 +210,13 @@ export const OPTIONS: OptionRow[] = [
   { path: "email.smtp.ignoreTLS", kind: "boolean", env: "TENANTD_SMTP_IGNORE_TLS", default: "false", doc: "Never upgrade to TLS (a local relay only)." },
   { path: "webhooks.allowInsecure", kind: "boolean", env: "TENANTD_WEBHOOKS_ALLOW_INSECURE", default: "false", doc: "Allow `http://` and loopback/private webhook targets. Development and tests only." },
   { path: "webhooks.timeoutMs", kind: "count", env: "TENANTD_WEBHOOKS_TIMEOUT_MS", default: "1500", doc: "How long a webhook receiver has to answer." },
+  { path: "realtime.retentionSeconds", kind: "seconds", env: "TENANTD_REALTIME_RETENTION_SECONDS", default: "300", doc: "How long a realtime stream that reconnects with `Last-Event-ID` is sent every event it missed; older positions get a `reset` event (realtime.md).", check: { test: (n) => Number.isInteger(n) && (n as number) >= 10 && (n as number) <= 86_400, expects: "a whole number of seconds from 10 to 86400" } },
+  { path: "realtime.keepAliveSeconds", kind: "seconds", env: "TENANTD_REALTIME_KEEP_ALIVE_SECONDS", default: "15", doc: "An idle realtime stream gets a keep-alive comment (and its resume position) this often, so proxies keep it open.", check: { test: (n) => typeof n === "number" && n >= 1 && n <= 300, expects: "a number of seconds from 1 to 300" } },
+  { path: "realtime.maxConnectionsPerTenant", kind: "count", env: "TENANTD_REALTIME_MAX_CONNECTIONS_PER_TENANT", default: "10", doc: "Open realtime streams per tenant, per node; one more is 429 `rate_limited`." },
+  { path: "realtime.maxConnectionsPerIp", kind: "count", env: "TENANTD_REALTIME_MAX_CONNECTIONS_PER_IP", default: "100", doc: "Open realtime streams per client IP (trustProxy decides the IP), per node; one more is 429 `rate_limited`." },
+  { path: "realtime.maxSubscriptionsPerConnection", kind: "count", env: "TENANTD_REALTIME_MAX_SUBSCRIPTIONS", default: "100", doc: "Subscriptions on one realtime stream; one more is 409 `conflict`." },
+  { path: "realtime.maxFilterBytes", kind: "count", env: "TENANTD_REALTIME_MAX_FILTER_BYTES", default: "4096", doc: "Characters of one subscription's filter as JSON (at most 4096, the list filter's limit); longer is 400 `invalid_filter`.", check: { test: (n) => Number.isInteger(n) && (n as number) >= 2 && (n as number) <= 4096, expects: "a whole number from 2 to 4096" } },
+  { path: "realtime.maxBufferedBytes", kind: "count", env: "TENANTD_REALTIME_MAX_BUFFERED_BYTES", default: "1048576", doc: "Bytes of events a realtime stream may hold for a client that reads too slowly; past it the stream ends with a `dropped` event and the client resumes." },
   { path: "files.maxBytes", kind: "count", env: "TENANTD_FILES_MAX_BYTES", default: "10485760", doc: "Largest upload (10 MiB); larger is 413 while streaming." },
   { path: "files.publicBaseUrl", kind: "url", env: "TENANTD_FILES_PUBLIC_BASE_URL", default: "none", doc: "Base URL that serves the stored blobs directly (a CDN or public bucket): file URLs become `<publicBaseUrl>/<pathname>`. Not with `files.cdnBaseUrl`. What the CDN must add: files.md.", check: { test: (s) => typeof s === "string" && /^https?:\/\/[^?#\s]+$/.test(s), expects: "an http(s) URL without query or fragment" } },
   { path: "storage.driver", kind: ["fs", "s3"], env: "TENANTD_STORAGE", default: "fs (s3 when storage.bucket is set)", doc: "Where file blobs go: `fs` under `<dataDir>/files`, or `s3` (AWS S3, R2, MinIO, any S3-compatible store). See files.md." },
@@ -319,6 +347,15 @@ export function resolveLayers(layers: Layer[], env: NodeJS.ProcessEnv): Resolved
     email,
     emailChosen: get("email.transport") !== undefined || smtpHost !== undefined,
     webhooks: { allowInsecure: bool("webhooks.allowInsecure") ?? false, timeoutMs: num("webhooks.timeoutMs", 1500) },
+    realtime: {
+      retentionSeconds: num("realtime.retentionSeconds", 300),
+      keepAliveSeconds: num("realtime.keepAliveSeconds", 15),
+      maxConnectionsPerTenant: num("realtime.maxConnectionsPerTenant", 10),
+      maxConnectionsPerIp: num("realtime.maxConnectionsPerIp", 100),
+      maxSubscriptionsPerConnection: num("realtime.maxSubscriptionsPerConnection", 100),
+      maxFilterBytes: num("realtime.maxFilterBytes", 4096),
+      maxBufferedBytes: num("realtime.maxBufferedBytes", 1024 * 1024),
+    },
     files: { maxBytes: num("files.maxBytes", 10 * 1024 * 1024), cdnBaseUrl: cdn?.replace(/\/+$/, "") ?? null, publicBaseUrl: publicBase?.replace(/\/+$/, "") ?? null },
     devBilling: bool("devBilling") ?? mode !== "production",
     stripeApi: code.stripeApi as ResolvedConfig["stripeApi"],

@@ -14,6 +14,8 @@ import { installAreas } from "./area-install.ts";
 import { openStorage, withStorageCheck } from "./files/storage.ts";
 import type { MetricsSink } from "./metrics/sink.ts";
 import type { ServerHooks } from "./server-hooks/types.ts";
+import type { PgChanges } from "./db/postgres/changes.ts";
+import type { RealtimeHub } from "./realtime/hub.ts";
 
 /**
  * Everything the areas share, without HTTP: the CLI and tests call area functions with it
@@ -30,6 +32,10 @@ export interface Core {
   db: Repositories;
   /** Settles when the store's schema is current (PostgreSQL migrates asynchronously). */
   ready: Promise<void>;
+  /** PostgreSQL's cross-node change channel; undefined on SQLite. */
+  changes?: PgChanges;
+  /** Realtime streams and the change feed (src/realtime), set by installAreas. */
+  realtime?: RealtimeHub;
   secrets: SecretBox;
   passwords: PasswordHasher;
   accessTokens: AccessTokens;
@@ -61,6 +67,7 @@ export function createCore(input: TenantBackendConfig | ResolvedConfig = {}): Co
     sqlite: store.sqlite,
     db: store.db,
     ready: withStorageCheck(config, store.ready),
+    changes: store.changes,
     secrets,
     accessTokens: createAccessTokens(secrets.deriveKey("access-token"), signingKeys.verifier),
     signingKeys,

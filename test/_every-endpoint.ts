@@ -91,6 +91,27 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", "/api/v1/auth/me", {}, 401);
     await call("GET", "/api/v1/account/activity?limit=5", { bearer }, 200);
     await call("GET", "/api/v1/account/export", { bearer }, 200);
+    // Realtime (docs/realtime.md): the stream is read up to its ready event, and closed once subscribed to.
+    const ticket = await call("POST", "/api/v1/realtime/ticket", { bearer }, 201);
+    let closeStream = () => {};
+    const stream = await (async () => {
+      const abort = new AbortController();
+      const res = await fetch(`${url}/api/v1/realtime?ticket=${ticket.body.ticket}`, { signal: abort.signal });
+      const reader = res.body!.getReader();
+      let text = "";
+      while (!text.includes("event: ready")) text += new TextDecoder().decode((await reader.read()).value);
+      closeStream = () => abort.abort();
+      exchanges.push({ method: "GET", path: "/api/v1/realtime", status: res.status, contentType: res.headers.get("content-type"), body: undefined, text: "" });
+      expect(res.status).toBe(200);
+      return /"stream":"([^"]+)"/.exec(text)![1]!;
+    })();
+    await call("GET", "/api/v1/realtime", {}, 401);
+    await call("POST", "/api/v1/realtime/subscriptions", { bearer, body: { stream, collection: "notes", filter: { n: 1 } } }, 201);
+    await call("POST", "/api/v1/realtime/subscriptions", { bearer, body: { stream, collection: "notes", filter: { n: { $regex: "x" } } } }, 400);
+    const sub = await call("POST", "/api/v1/realtime/subscriptions", { bearer, body: { stream, subscriptions: [{ collection: "notes", record: "rec_1" }] } }, 201);
+    await call("DELETE", `/api/v1/realtime/subscriptions?stream=${stream}&id=${sub.body.subscriptions[0].id}`, { bearer }, 200);
+    await call("DELETE", `/api/v1/realtime/subscriptions?stream=${stream}&id=sub_nope`, { bearer }, 404);
+    closeStream();
     await call("GET", "/api/v1/account/activity?cursor=x", { bearer }, 400);
     await call("GET", "/api/v1/account/activity", {}, 401);
     await call("POST", "/api/v1/auth/introspect", { key: pk, body: {}, headers: { authorization: `Bearer ${bearer.accessToken}` } }, 200);

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresEngine, seedApp } from "./_engines.ts";
-import { seededRandom } from "./_random.ts";
+import { recordFilterGenerator, seededRandom } from "./_random.ts";
 import { UniqueConflict } from "../src/db/shared.ts";
 
 /** The clock reading `list` takes (SQLite's automatic indexes use it; PostgreSQL ignores it). */
@@ -32,45 +32,7 @@ const SCALARS = [0, 1, -1, 2, 5, 5.5, -3.25, 10, 100, 1e6, "", "5", "1", "a", "a
 const OBJECTS = [{ a: 5 }, { a: "5" }, { b: 1, a: 2 }, { a: 2, b: 1 }, [], [1, 2], ["a"], [null], {}];
 const PATHS = ["v", "w", "n.x", "n.y", "n", "n.x.deep", "missing"];
 
-function pick<T>(r: () => number, xs: readonly T[]): T {
-  return xs[Math.floor(r() * xs.length)]!;
-}
-
-function randomValue(r: () => number): unknown {
-  return r() < 0.85 ? pick(r, SCALARS) : pick(r, OBJECTS);
-}
-
-function randomRecord(r: () => number): Record<string, unknown> {
-  const d: Record<string, unknown> = {};
-  if (r() < 0.85) d.v = randomValue(r);
-  if (r() < 0.6) d.w = randomValue(r);
-  const roll = r();
-  if (roll < 0.6) {
-    const n: Record<string, unknown> = {};
-    if (r() < 0.7) n.x = r() < 0.15 ? { deep: pick(r, SCALARS) } : randomValue(r);
-    if (r() < 0.5) n.y = randomValue(r);
-    d.n = n;
-  } else if (roll < 0.75) {
-    d.n = randomValue(r);
-  }
-  return d;
-}
-
-function randomCondition(r: () => number, times: number[], ids: string[]): [string, unknown] {
-  const roll = r();
-  if (roll < 0.08) {
-    const iso = (ms: number) => new Date(ms).toISOString();
-    const op = pick(r, ["$gt", "$gte", "$lt", "$lte", "$eq", "$ne"]);
-    return [pick(r, ["$createdAt", "$updatedAt"]), { [op]: iso(pick(r, times)) }];
-  }
-  if (roll < 0.12) return ["$id", r() < 0.5 ? pick(r, ids) : { $in: [pick(r, ids), pick(r, ids), "rec-nope"] }];
-  const path = pick(r, PATHS);
-  const op = pick(r, ["$eq", "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "implicit"]);
-  if (op === "$in") return [path, { $in: Array.from({ length: 1 + Math.floor(r() * 4) }, () => (r() < 0.9 ? pick(r, SCALARS) : pick(r, OBJECTS))) }];
-  const value = op === "$eq" || op === "$ne" || op === "implicit" ? randomValue(r) : pick(r, SCALARS);
-  if (op === "implicit") return [path, value !== null && typeof value === "object" && !Array.isArray(value) ? { $eq: value } : value];
-  return [path, { [op]: value }];
-}
+const { pick, randomRecord, randomCondition } = recordFilterGenerator({ scalars: SCALARS, objects: OBJECTS, paths: PATHS });
 
 function randomSort(r: () => number): Record<string, 1 | -1> | undefined {
   if (r() < 0.25) return undefined;

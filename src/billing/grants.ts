@@ -33,11 +33,13 @@ export async function grantGift(core: Core, app: AppRow, tenant: TenantRow, raw:
   const expiresAt = input.days !== undefined ? now + input.days * DAY_MS : input.expiresAt ? Date.parse(input.expiresAt) : null;
   if (expiresAt !== null && expiresAt <= now) throw fail("invalid_request", "body.expiresAt: must be in the future.");
   await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "gift", planId: plan.id, expiresAt, now });
+  await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "gift", change: "granted", planId: plan.id });
   return tenantBilling(core, app, tenant);
 }
 
 export async function revokeGift(core: Core, app: AppRow, tenant: TenantRow): Promise<void> {
   if (!(await core.db.billing.removeSource(app.id, tenant.id, "gift"))) throw fail("not_found", "This tenant has no gift to revoke.");
+  await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "gift", change: "revoked" });
 }
 
 /** Grants (or restarts) a trial; plan and length default to the app's trial settings. */
@@ -52,6 +54,7 @@ export async function grantTrial(core: Core, app: AppRow, tenant: TenantRow, raw
   if (plan.archivedAt !== null) throw fail("invalid_request", `body.planId: plan ${plan.slug} is archived; trials are of offered plans only (unarchive it first).`);
   const now = core.clock();
   await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "trial", planId: plan.id, expiresAt: now + length * DAY_MS, now });
+  await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "trial", change: "granted", planId: plan.id });
   return tenantBilling(core, app, tenant);
 }
 

@@ -1,6 +1,8 @@
 import type { Core } from "./core.ts";
 import type { ListOptions, MergePatch, TextSearch } from "./filter.ts";
 import type { BatchOperation, BatchResult, DataRecord, JsonObject, RecordList, ShareLink, WriteOptions } from "./types.ts";
+import type { Filter } from "./filter.ts";
+import type { Realtime, RealtimeEvent, Unsubscribe } from "./realtime.ts";
 
 const seg = encodeURIComponent;
 
@@ -8,7 +10,7 @@ const seg = encodeURIComponent;
 export const writeOptions = (opts: WriteOptions = {}) => ({ auth: "tenant", ...(opts.idempotencyKey === undefined ? {} : { headers: { "idempotency-key": opts.idempotencyKey } }) }) as const;
 
 /** One collection of the tenant's records; `T` is the shape of each record's `data`. */
-export function collectionApi<T extends object = JsonObject>(core: Core, name: string) {
+export function collectionApi<T extends object = JsonObject>(core: Core, name: string, realtime?: Realtime) {
   const { request } = core;
   const base = `/api/v1/data/${seg(name)}`;
   const tenant = { auth: "tenant" } as const;
@@ -51,6 +53,19 @@ export function collectionApi<T extends object = JsonObject>(core: Core, name: s
       (await request<{ shareToken: ShareLink }>("POST", `${base}/${seg(id)}/share`, { ...tenant, body: opts })).shareToken,
     revokeShares: (id: string): Promise<{ revoked: number }> => request("DELETE", `${base}/${seg(id)}/share`, tenant),
     readShared: (token: string): Promise<DataRecord<T>> => readShared<T>(core, token),
+    /**
+     * Live changes to the records that match `filter` (`{}`: all of them), over the client's
+     * one shared stream (docs/realtime.md). Returns the function that stops them.
+     */
+    subscribe: (filter: Filter<T> | Record<string, never>, handler: (event: RealtimeEvent<T>) => void): Unsubscribe => {
+      if (!realtime) throw new TypeError("subscribe needs the collection of a client: createClient(...).collection(name).");
+      return realtime.subscribe<T>(name, filter, handler);
+    },
+    /** Live changes to one record. Returns the function that stops them. */
+    subscribeRecord: (id: string, handler: (event: RealtimeEvent<T>) => void): Unsubscribe => {
+      if (!realtime) throw new TypeError("subscribeRecord needs the collection of a client: createClient(...).collection(name).");
+      return realtime.subscribeRecord<T>(name, id, handler);
+    },
   };
 }
 

@@ -10,7 +10,7 @@ import { recordCaps, type RecordCaps } from "../account/quotas.ts";
 import { effectiveEntitlement } from "../billing/effective.ts";
 import { asLimit, FeatureKeyParam, MAX_INCREMENT } from "../billing/usage.ts";
 import { periodStart, type UsagePeriod } from "../billing/periods.ts";
-import { checkData, checkPatch, notFound, patchData, recordJson, recordScope, storeError, upsertKey } from "./records.ts";
+import { checkData, checkPatch, fed, notFound, patchData, recordJson, storeError, upsertKey, writeScope } from "./records.ts";
 import { afterRecordHook, beforeRecordHook } from "../server-hooks/records.ts";
 
 /**
@@ -79,7 +79,7 @@ async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, caps: (
       reply: (count) => ({ status: 200, body: JSON.stringify({ count, period, limit }) }),
     };
   }
-  const { scope, unique } = recordScope(auth, op.collection);
+  const { scope, unique } = writeScope(core, auth, op.collection);
   // The hooks of the single calls, in their order: `before` on the input, then its checks.
   const hooks = core.serverHooks !== undefined;
   const before = (hookOp: "create" | "update" | "delete", input: unknown, id?: string) => (hooks ? beforeRecordHook(core, hookOp, auth, op.collection, input, id) : input);
@@ -201,6 +201,7 @@ export async function runBatch(core: Core, auth: TenantAuth, ops: BatchOperation
     throw e;
   }
   if (outcome === "taken") return "taken";
+  for (const p of prepared) if (p.write.kind !== "usage") fed(core, p.write.scope);
   // After the commit, as single writes: a replay of a kept answer runs no hook again.
   if (core.serverHooks) for (const [i, p] of prepared.entries()) await p.after?.(outcome[i]);
   return kept ?? answer(outcome);

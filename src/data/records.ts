@@ -77,6 +77,21 @@ export function recordScope(auth: TenantAuth, collection: string): Scoped {
   return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed, ...(search ? { search } : {}) }, unique };
 }
 
+/**
+ * recordScope for a write: marked `feed` when the realtime hub wants the app's writes
+ * (src/realtime/hub.ts), so the store appends the change in the write's transaction.
+ * `fed` wakes the hub once such a write committed.
+ */
+export function writeScope(core: Core, auth: TenantAuth, collection: string): Scoped {
+  const scoped = recordScope(auth, collection);
+  if (core.realtime?.wants(auth.app.id)) scoped.scope.feed = true;
+  return scoped;
+}
+
+export function fed(core: Core, scope: RecordScope): void {
+  if (scope.feed) core.realtime?.kick();
+}
+
 interface CollectionIndexes {
   indexed: ReadonlySet<string>;
   unique: string[];
@@ -179,12 +194,13 @@ async function mapConflict<T>(collection: string, write: () => Promise<T>): Prom
 export const patchData = (patch: JsonObject) => (current: JsonObject) => checkData(mergePatch(current, patch));
 
 export async function createRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<RecordRow> {
-  const { scope, unique } = recordScope(auth, collection);
+  const { scope, unique } = writeScope(core, auth, collection);
   if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
   // The store checks the caps in the insert itself: on PostgreSQL one round trip instead of two.
   const caps = await recordCaps(core, auth.app, auth.tenantId);
   const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique, caps.records, caps.bytes));
+  fed(core, scope);
   return core.serverHooks ? afterRecordHook(core, "create", auth, collection, row) : row;
 }
 
@@ -315,28 +331,31 @@ export function upsertKey(collection: string, unique: string[], data: JsonObject
 
 /** PUT: RFC 7396 merge patch of `data`, unique fields checked in the same transaction. */
 export async function updateRecord(core: Core, auth: TenantAuth, collection: string, id: string, body: unknown): Promise<RecordRow> {
-  const { scope, unique } = recordScope(auth, collection);
+  const { scope, unique } = writeScope(core, auth, collection);
   if (core.serverHooks) body = await beforeRecordHook(core, "update", auth, collection, body, id);
   const patch = checkPatch(body);
   // The store merges when it can, no unique field needs checking and no words need indexing. The result needs no
   // walk of its own: it nests no deeper than the stored data or the patch, both checked,
   // and holds no number that was not in one of them. A store that did not write (no such
   // record, the result past the size limit or the tenant's byte cap) leaves it to update(), which says which.
+  // A fed write goes through update(), which has the record before the patch for the feed.
   const { bytes } = await recordCaps(core, auth.app, auth.tenantId);
   const patched =
-    unique.length === 0 && scope.search === undefined && core.db.records.patch
+    unique.length === 0 && scope.search === undefined && !scope.feed && core.db.records.patch
       ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes, bytes)
       : undefined;
   if (patched) return core.serverHooks ? afterRecordHook(core, "update", auth, collection, patched) : patched;
   const row = await mapConflict(collection, () => core.db.records.update(scope, id, patchData(patch), core.clock(), unique, bytes));
   if (!row) throw notFound(collection, id);
+  fed(core, scope);
   return core.serverHooks ? afterRecordHook(core, "update", auth, collection, row) : row;
 }
 
 export async function deleteRecord(core: Core, auth: TenantAuth, collection: string, id: string): Promise<void> {
-  const { scope } = recordScope(auth, collection);
+  const { scope } = writeScope(core, auth, collection);
   if (core.serverHooks) await beforeRecordHook(core, "delete", auth, collection, undefined, id);
-  if (!(await core.db.records.remove(scope, id))) throw notFound(collection, id);
+  if (!(await core.db.records.remove(scope, id, core.clock()))) throw notFound(collection, id);
+  fed(core, scope);
   if (core.serverHooks) await afterRecordHook(core, "delete", auth, collection, undefined, id);
 }
 
@@ -345,7 +364,7 @@ export async function deleteRecord(core: Core, auth: TenantAuth, collection: str
  * merge-patched with `data` (like PUT), otherwise `data` becomes a new record.
  */
 export async function upsertRecord(core: Core, auth: TenantAuth, collection: string, data: unknown): Promise<{ row: RecordRow; created: boolean }> {
-  const { scope, unique } = recordScope(auth, collection);
+  const { scope, unique } = writeScope(core, auth, collection);
   // An upsert may create: the create hook sees (and may refuse) its data, so it cannot be bypassed.
   if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
@@ -356,6 +375,7 @@ export async function upsertRecord(core: Core, auth: TenantAuth, collection: str
   const result = await mapConflict(collection, () =>
     core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique, caps.records, caps.bytes),
   );
+  fed(core, scope);
   if (core.serverHooks) await afterRecordHook(core, result.created ? "create" : "update", auth, collection, result.row);
   return result;
 }

@@ -76,6 +76,9 @@ import type {
   AuthChallengeKind,
   ChallengeOutcome,
   SessionAuth,
+  NewRealtimeChange,
+  RealtimeChangeRow,
+  RealtimeTicketRow,
 } from "./types.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
 import type { MemberChange, RoleCheck, MemberCursor, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow, OrgSeatCounts } from "./org-types.ts";
@@ -376,7 +379,7 @@ export interface RecordsRepository {
       row: RecordRow;
       created: boolean;
   }>;
-  remove(scope: RecordScope, id: string): Promise<boolean>;
+  remove(scope: RecordScope, id: string, now?: number): Promise<boolean>;
   /**
    * Runs `writes` in order in one transaction: all of them commit or none. `check` sees each
    * write's outcome and throws to roll everything back; a write or check that throws is
@@ -554,6 +557,7 @@ export interface Repositories {
   audit: AuditRepository;
   cron: CronRepository;
   orgs: OrgsRepository;
+  realtime: RealtimeRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
 }
@@ -682,4 +686,34 @@ export interface OrgsRepository {
   join(appId: string, hash: string, tenantId: string, email: string, limit: number | null, now: number): Promise<OrgJoinOutcome>;
   /** Synchronous: the same inside the transaction that creates the tenant (sign-up with an org invite). */
   joinInTransaction: (appId: string, hash: string, tenantId: string, email: string, limit: number | null, now: number) => OrgJoinOutcome;
+}
+
+/**
+ * The realtime change feed and stream tickets (src/realtime). Record changes are appended
+ * by the records repository inside each write's transaction (RecordScope.feed); tenant
+ * events by `append`. `seq` order is commit order on both engines.
+ */
+export interface RealtimeRepository {
+  /** Appends a change on its own; its seq. On PostgreSQL it wakes every node's tail (`r` on tenantd_changes). */
+  append(change: NewRealtimeChange): Promise<number>;
+  /** Every app's changes after `seq`, in order, at most `limit`. */
+  tail(seq: number, limit: number): Promise<RealtimeChangeRow[]>;
+  /** One tenant's changes after `seq`, in order, at most `limit` (a resumed stream's replay). */
+  changesOf(appId: string, tenantId: string, seq: number, limit: number): Promise<RealtimeChangeRow[]>;
+  /** The newest seq (0 when none). */
+  head(): Promise<number>;
+  /** Drops changes written before `before`; resume positions up to the last dropped seq then answer `reset`. */
+  prune(before: number): Promise<void>;
+  /** The last seq pruned: a resume from a position before it may have lost events. */
+  prunedThrough(): Promise<number>;
+  addTicket(hash: string, row: RealtimeTicketRow): Promise<void>;
+  /** Uses a ticket once: of two concurrent uses, one gets it; expired or unknown: undefined. */
+  takeTicket(hash: string, now: number): Promise<RealtimeTicketRow | undefined>;
+  purgeTickets(now: number): Promise<number>;
+  /** Announces `payload` to every node (tenantd_changes on PostgreSQL); nothing on SQLite, whose one process has no one to tell. */
+  signal(payload: string): Promise<void>;
+  /** Records that the app's writes are wanted until `until` (wall clock ms) and tells every node (`r+:<app>`); nothing on SQLite. */
+  announce(appId: string, until: number): Promise<void>;
+  /** The apps whose writes some node wants past `now`, and until when; none on SQLite. */
+  interest(now: number): Promise<{ appId: string; until: number }[]>;
 }

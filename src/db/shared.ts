@@ -124,3 +124,13 @@ export function inBranches(conditions: Condition[], sort: readonly SortKey[], in
   if (values.length < 2 || values.length > MAX_IN_BRANCHES) return undefined;
   return values.map((value) => conditions.map((x, i): Condition => (i === at ? { target: c.target, op: "$eq", value } : x)));
 }
+/**
+ * A record as the realtime feed stores it (realtime_changes.data and .before): the stored
+ * data spliced in as it is, times in ms. src/realtime turns it into the public record.
+ */
+export function feedRecord(row: { id: string; data: string; createdAt: number; updatedAt: number }): string {
+  return `{"id":${JSON.stringify(row.id)},"data":${row.data},"createdAt":${row.createdAt},"updatedAt":${row.updatedAt}}`;
+}
+
+/** The advisory lock (PostgreSQL) every append to the realtime feed takes until its commit, so `seq` order is commit order ("rtfeed" in ASCII). */
+export const FEED_LOCK = 0x727466656564n;

@@ -8,7 +8,7 @@ import { createPgRepositories } from "./postgres/index.ts";
 import { claimServerKey } from "./postgres/meta.ts";
 import { untilReady } from "./postgres/deferred.ts";
 import { requireNotMoved } from "./moved.ts";
-import { CHANGES_CHANNEL, createPgChanges } from "./postgres/changes.ts";
+import { CHANGES_CHANNEL, createPgChanges, type PgChanges } from "./postgres/changes.ts";
 import type { Repositories } from "./repositories.ts";
 import type { Logger } from "../log.ts";
 
@@ -26,6 +26,8 @@ export interface Store {
   sqlite: SqliteDb;
   /** Settles when the schema is current (at once on SQLite). */
   ready: Promise<void>;
+  /** PostgreSQL's cross-node change channel (changes.ts); undefined on SQLite. */
+  changes?: PgChanges;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export function openStore(config: { databasePath: string; database: DatabaseConf
     db: untilReady(createPgRepositories(sql, changes), ready),
     sqlite: noSqlite(),
     ready,
+    changes,
     close: async () => {
       await changes.close();
       await sql.end({ timeout: 5 });

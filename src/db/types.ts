@@ -376,6 +376,11 @@ export interface RecordScope {
   indexed: ReadonlySet<string>;
   /** the collection's full-text search language, when its search is on */
   search?: SearchLanguage;
+  /**
+   * Set when the realtime feed wants this app's writes (src/realtime/feed.ts): the store then
+   * appends each write's change to `realtime_changes` in the write's own transaction.
+   */
+  feed?: true;
 }
 
 
@@ -663,4 +668,33 @@ export interface CronRunRow {
   finishedAt: number | null;
   status: "running" | "ok" | "failed";
   error: string | null;
+}
+
+
+// realtime
+
+/** A row of the realtime change feed (realtime_changes), as the store reads it. */
+export interface RealtimeChangeRow {
+  seq: number;
+  appId: string;
+  tenantId: string;
+  /** created, updated, deleted (records), or a tenant event's name */
+  kind: string;
+  collection: string | null;
+  recordId: string | null;
+  /** the record after the write (feedRecord), or a tenant event's JSON */
+  data: string | null;
+  /** the record before an update or delete (feedRecord) */
+  before: string | null;
+  at: number;
+}
+
+export type NewRealtimeChange = Omit<RealtimeChangeRow, "seq">;
+
+/** A one-use stream ticket (POST /api/v1/realtime/ticket), kept by hash. */
+export interface RealtimeTicketRow {
+  appId: string;
+  tenantId: string;
+  sessionId: string;
+  expiresAt: number;
 }

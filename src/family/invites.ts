@@ -12,6 +12,7 @@ export async function createFamilyInvite(core: Core, app: AppRow, ownerId: strin
   if (!(await core.db.family.createInvite(row, limit))) {
     throw fail("seats_full", `All ${limit} family seats are taken by members or pending invites. Revoke an invite or remove a member first.`);
   }
+  await core.realtime?.tenantEvent(app.id, ownerId, "invites", { change: "created", inviteId: row.id });
   return { invite: { ...toPublicInvite(row, now), token }, seats: await seatsOf(core, app, ownerId, limit) };
 }
 
@@ -26,5 +27,6 @@ export async function revokeFamilyInvite(core: Core, app: AppRow, ownerId: strin
   const outcome = await core.db.family.revokeInvite(app.id, ownerId, id);
   if (outcome === "not_found") throw fail("not_found", `No family invite ${id} among yours.`);
   if (outcome === "used") throw fail("conflict", "This invite was already used. To end that membership, remove the member (POST /api/v1/tenants/me/family/remove-member).");
+  await core.realtime?.tenantEvent(app.id, ownerId, "invites", { change: "revoked", inviteId: id });
   return { ok: true, revokedInviteId: id, seats: await seatsOf(core, app, ownerId, limit) };
 }

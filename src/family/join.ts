@@ -50,5 +50,7 @@ export async function replaceWithFamily(core: Core, app: AppRow, tenantId: strin
   if (!invite) throw joinFailure({ kind: "invalid" });
   const limit = await familySeatLimit(core, app, invite.tenantId);
   const parentTenantId = requireJoined(await core.db.family.join(app.id, hash, tenantId, limit, now));
+  await core.realtime?.tenantEvent(app.id, tenantId, "family", { change: "joined", parentTenantId });
+  await core.realtime?.tenantEvent(app.id, parentTenantId, "family", { change: "member_joined", memberTenantId: tenantId });
   return { ok: true, parentTenantId, ...(await startSession(core, { ...tenant, parentTenantId })) };
 }

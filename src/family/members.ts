@@ -19,6 +19,8 @@ export async function listMembers(core: Core, app: AppRow, ownerId: string) {
 export async function removeMember(core: Core, app: AppRow, ownerId: string, memberId: string) {
   await requireOwner(core, app, ownerId);
   if (!(await core.db.family.removeMember(app.id, ownerId, memberId))) throw fail("not_found", `No member ${memberId} in your family.`);
+  await core.realtime?.tenantEvent(app.id, ownerId, "family", { change: "member_removed", memberTenantId: memberId });
+  await core.realtime?.tenantEvent(app.id, memberId, "family", { change: "removed", parentTenantId: ownerId });
   return { ok: true, removedMemberTenantId: memberId };
 }
 
@@ -27,5 +29,7 @@ export async function leaveFamily(core: Core, app: AppRow, tenantId: string) {
   if (tenant.parentTenantId === null || !(await core.db.family.leave(app.id, tenantId))) {
     throw fail("forbidden", "You are not a member of a family, so there is nothing to leave.");
   }
+  await core.realtime?.tenantEvent(app.id, tenantId, "family", { change: "left", parentTenantId: tenant.parentTenantId });
+  await core.realtime?.tenantEvent(app.id, tenant.parentTenantId, "family", { change: "member_left", memberTenantId: tenantId });
   return { ok: true };
 }

@@ -1,5 +1,5 @@
 import type { H3Event } from "h3";
-import { errorResponse } from "../errors.ts";
+import { errorResponse, fail } from "../errors.ts";
 import { setReplyHeader } from "./reply-headers.ts";
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
@@ -20,6 +20,18 @@ const isPublicPath = (event: H3Event) => event.url.pathname.includes("/api/v1/pu
  * Sets the allow headers as reply headers (reply-headers.ts) and answers the reply that ends the request
  * here (a preflight, a refused origin), or undefined to go on to the route.
  */
+/**
+ * CORS for a request whose app is known only inside the handler (a realtime ticket names
+ * it): refused unless the app lists the origin, allowed otherwise.
+ */
+export function allowOriginFor(event: H3Event, app: AppRow): void {
+  const origin = joinedHeader(event, "origin");
+  if (!origin) return;
+  if (!allows(app, origin)) throw fail("origin_not_allowed", `Origin ${origin} is not allowed for this app: add it to the app's corsOrigins setting.`);
+  setReplyHeader(event, "access-control-allow-origin", origin);
+  setReplyHeader(event, "access-control-expose-headers", EXPOSE_HEADERS);
+}
+
 export function corsCheck(core: Core): (event: H3Event) => Response | undefined | Promise<Response | undefined> {
   return (event) => {
     const origin = joinedHeader(event, "origin");

@@ -33,6 +33,7 @@ function success(kind: Success, status: number): Json {
   const description = status === 204 ? "No content" : status === 302 || status === 303 ? "Redirect (see the `location` header)" : "Success";
   if (kind === "empty" || kind === "redirect") return { description };
   if (kind === "html") return { description: "An HTML page", content: { "text/html": { schema: { type: "string" } } } };
+  if (kind === "sse") return { description: "Server-sent events (docs/realtime.md)", content: { "text/event-stream": { schema: { type: "string" } } } };
   if (kind === "zip") return { description: "A ZIP archive", content: { "application/zip": { schema: { type: "string", contentMediaType: "application/zip" } } } };
   if (kind === "binary") return { description: "The file's bytes", content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } };
   return { description, content: { "application/json": { schema: responseSchema(kind) } } };

@@ -10,6 +10,7 @@ import { CreateTenantBody } from "../admin/tenant-actions.ts";
 import { DataBody } from "../data/routes.ts";
 import * as data from "../data/routes.ts";
 import { BatchBody } from "../data/batch.ts";
+import { SubscribeBody, UnsubscribeQuery } from "../realtime/routes.ts";
 import { IndexesQuery } from "../data/indexes.ts";
 import * as family from "../family/routes.ts";
 import * as oauth from "../oauth/routes.ts";
@@ -34,7 +35,7 @@ import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 type Schema = v.GenericSchema;
 export type Security = "none" | "appKey" | "tenant" | "developer";
 /** A 2xx answer: a JSON schema, or a kind of non-JSON reply. */
-export type Success = Schema | "empty" | "html" | "redirect" | "binary" | "zip";
+export type Success = Schema | "empty" | "html" | "redirect" | "binary" | "zip" | "sse";
 
 export interface Operation {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -72,6 +73,7 @@ export function errorCodes(op: Operation): ErrorCode[] {
 }
 
 const NoBody = v.object({});
+const RealtimeStreamQuery = v.object({ ticket: v.optional(v.string()), lastEventId: v.optional(v.string()) });
 const base = "/api/v1";
 const appAdmin = `${base}/admin/apps/:appId`;
 const tenantAdmin = `${appAdmin}/tenants/:tenantId`;
@@ -255,6 +257,14 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: DEFAULT_LINK_PATHS.export, tag: "pages", summary: "The export page's form post: the ZIP (or a page saying why not)", security: "none", body: "form", responses: { 200: "zip" }, errors: ["invalid_request"] },
   { method: "GET", path: `${base}/admin/cron`, tag: "hooks", summary: "Scheduled jobs (the hooks module's cron) with their last 20 runs and failures", security: "developer", responses: { 200: s.CronRuns },
     description: "Each run names the node that claimed it: one node runs each scheduled time. docs/hooks.md." },
+  // Realtime (docs/realtime.md).
+  { method: "POST", path: `${base}/realtime/ticket`, tag: "realtime", summary: "A one-use ticket (30 s) that opens one stream from the query string, for EventSource", security: "tenant", responses: { 201: s.RealtimeTicket } },
+  { method: "GET", path: `${base}/realtime`, tag: "realtime", summary: "The client's one stream of live changes (server-sent events), with the bearer headers or ?ticket=", security: "tenant", query: RealtimeStreamQuery, responses: { 200: "sse" }, errors: ["rate_limited"],
+    headers: [{ name: "last-event-id", description: "The last id the client saw: the stream replays what it missed once its subscriptions arrive, or sends `reset` when that is past the window." }],
+    description: "Events: `ready` (the stream id), `created`, `updated`, `deleted`, `left` (records of the stream's subscriptions), `tenant` (subscription, entitlements, family, invites), `reset`, `ended` (the session ended), `dropped` (the client read too slowly), `closing`. Every event and keep-alive carries an id to resume from. `?ticket=` stands in for the headers (EventSource cannot send them). docs/realtime.md." },
+  { method: "POST", path: `${base}/realtime/subscriptions`, tag: "realtime", summary: "Adds subscriptions (a collection and filter, or one record) to a stream, on any node", security: "tenant", body: SubscribeBody, responses: { 201: s.RealtimeSubscribed }, errors: ["invalid_filter", "not_found", "conflict"],
+    description: "One subscription (`collection` with `filter` or `record`) or several (`subscriptions`). Filters are the list filter language without `$text`. The first subscriptions of a resumed stream start its replay." },
+  { method: "DELETE", path: `${base}/realtime/subscriptions`, tag: "realtime", summary: "Removes subscriptions from a stream", security: "tenant", query: UnsubscribeQuery, responses: { 200: s.RealtimeRemoved }, errors: ["not_found"] },
   { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },
 ];
 

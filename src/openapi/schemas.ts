@@ -339,3 +339,9 @@ export const BackupLink = obj({ path: v.string(), expiresAt: iso });
 export const ExportLinkSent = obj({ sentTo: v.string(), expiresAt: iso });
 export const Impersonation = obj({ accessToken: v.string(), appId: v.string(), sessionId: v.string(), tenant: Tenant, readOnly: v.literal(true), expiresAt: iso, expiresIn: v.number() });
 export const SignInState = obj({ tenant: Tenant, signInDisabledAt: isoOrNull, sessionsEnded: v.number() });
+
+// Realtime (docs/realtime.md).
+export const RealtimeTicket = obj({ ticket: v.string(), expiresIn: v.number() });
+const RealtimeSubscriptionInfo = obj({ id: v.string(), collection: v.string(), filter: v.nullable(v.record(v.string(), v.unknown())), record: v.nullable(v.string()) });
+export const RealtimeSubscribed = v.union([obj({ subscription: RealtimeSubscriptionInfo }), obj({ subscriptions: v.array(RealtimeSubscriptionInfo) })]);
+export const RealtimeRemoved = obj({ removed: v.array(v.string()) });

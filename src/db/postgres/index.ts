@@ -26,6 +26,7 @@ import { announcing, EVERYTHING } from "./local-changes.ts";
 import { createPgSigningKeysRepo } from "./signing-keys.ts";
 import { createPgSignInRepo } from "./sign-in.ts";
 import { createPgOrgsRepo } from "./orgs.ts";
+import { createPgRealtimeRepo } from "./realtime.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
 export const PG_CACHE_SIZE = 50_000;
@@ -60,6 +61,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     signingKeys: createPgSigningKeysRepo(sql),
     signIn: createPgSignInRepo(sql),
     orgs: createPgOrgsRepo(sql),
+    realtime: createPgRealtimeRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;
 }

@@ -11,6 +11,7 @@ import { signInSchema } from "./schema-9.ts";
 import { auditCronSchema } from "./schema-10.ts";
 import { idempotencySchema } from "./schema-11.ts";
 import { signInBlocksSchema } from "./schema-12.ts";
+import { realtimeSchema } from "./schema-13.ts";
 import { orgsSchema } from "./schema-14.ts";
 import { recordBytesSchema } from "./schema-15.ts";
 import { exportLinksOperatorsSchema } from "./schema-16.ts";
@@ -38,6 +39,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 10, name: "audit-and-cron", sql: auditCronSchema },
   { version: 11, name: "idempotency-keys", sql: idempotencySchema },
   { version: 12, name: "tenant-sign-in-blocks", sql: signInBlocksSchema },
+  { version: 13, name: "realtime", sql: realtimeSchema },
   { version: 14, name: "organizations", sql: orgsSchema },
   { version: 15, name: "record-bytes", sql: recordBytesSchema },
   { version: 16, name: "export-links-and-backup-operators", sql: exportLinksOperatorsSchema },

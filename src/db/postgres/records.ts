@@ -10,7 +10,9 @@ import { PG_INDEX_NAME, pgFieldIndex, pgIndexPrefix } from "./record-indexes.ts"
 import { createPgAutoIndexes } from "./auto-indexes.ts";
 import type { PgChanges } from "./changes.ts";
 import { createIndexDdl } from "./index-ddl.ts";
-import { batchStep, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, feedRecord, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { appendChanges } from "./realtime.ts";
+import type { NewRealtimeChange } from "../types.ts";
 import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
@@ -19,6 +21,15 @@ const COLUMNS = "seq, id, data, created_at, updated_at";
 type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
 
 type Runner = PgSql | PgTx;
+
+/** The realtime changes of one transaction's writes, appended just before it commits (realtime.ts appendChanges). */
+type Feed = NewRealtimeChange[];
+
+/** The change of a record write, when its scope is fed (RecordScope.feed). */
+function noteChange(feed: Feed | undefined, scope: RecordScope, kind: "created" | "updated" | "deleted", id: string, after: RecordRow | undefined, before: RecordRow | undefined, now: number) {
+  if (!feed || !scope.feed) return;
+  feed.push({ appId: scope.appId, tenantId: scope.tenantId, kind, collection: scope.collection, recordId: id, data: after ? feedRecord(after) : null, before: before ? feedRecord(before) : null, at: now });
+}
 /** Filters make SQL text vary without bound, so these statements are not kept prepared. */
 const run = <T>(q: Runner, text: string, params: unknown[]) => q.unsafe<T[]>(text, params as never[], { prepare: false });
 
@@ -152,6 +163,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     unique: readonly string[],
     cap: number | null,
     bytesCap: number | null | undefined,
+    feed?: Feed,
   ): Promise<RecordRow> {
     const q = tx ?? sql;
     await assertUnique(q, scope, data, unique, -1);
@@ -182,7 +194,9 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     }
     if (!r) throw new QuotaReached(cap!);
     await indexText(q, scope, r.seq, data);
-    return { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
+    const row = { seq: r.seq, id, data: text, createdAt: now, updatedAt: now };
+    noteChange(feed, scope, "created", id, row, undefined, now);
+    return row;
   }
 
   /**
@@ -248,6 +262,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     now: number,
     unique: readonly string[],
     bytesCap: number | null | undefined,
+    feed?: Feed,
   ) {
     const next = transform(JSON.parse(row.data) as Record<string, unknown>);
     await assertUnique(tx, scope, next, unique, row.seq);
@@ -255,10 +270,12 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     if (bytesCap != null) await assertBytes(tx, scope.tenantId, Buffer.byteLength(text) - Buffer.byteLength(row.data), bytesCap);
     await tx`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq}`;
     await indexText(tx, scope, row.seq, next);
-    return { ...row, data: text, updatedAt: now };
+    const updated = { ...row, data: text, updatedAt: now };
+    noteChange(feed, scope, "updated", row.id, updated, row, now);
+    return updated;
   }
 
-  async function upsertRow(tx: PgTx, ...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
+  async function upsertRow(tx: PgTx, feed: Feed | undefined, ...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
     // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
     const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
@@ -271,12 +288,28 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // holds the value, or exactly one does. Only the other unique fields need their own query.
     const settled = !duplicate && (key.value === null || typeof key.value !== "object");
     const others = settled ? unique.filter((f) => f !== key.field) : unique;
-    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others, bytesCap), created: false };
-    return { row: await insertRow(tx, scope, newId, data, now, others, cap, bytesCap), created: true };
+    if (existing) return { row: await updateRow(tx, scope, existing, transform, now, others, bytesCap, feed), created: false };
+    return { row: await insertRow(tx, scope, newId, data, now, others, cap, bytesCap, feed), created: true };
   }
 
-  const removeRow = async (q: Runner, scope: RecordScope, id: string) =>
-    (await q`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+  async function removeRow(q: Runner, scope: RecordScope, id: string, feed?: Feed, now = 0): Promise<boolean> {
+    if (!feed || !scope.feed) {
+      return (await q`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`).count > 0;
+    }
+    const [gone] = await q<RecordRow[]>`DELETE FROM records WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}
+      RETURNING seq, id, data, created_at, updated_at`;
+    if (gone) noteChange(feed, scope, "deleted", id, undefined, gone, now);
+    return gone !== undefined;
+  }
+
+  /** `write` in a transaction that appends its realtime changes last, before the commit. */
+  const fed = <T>(write: (tx: PgTx, feed: Feed) => Promise<T>) =>
+    sql.begin(async (tx) => {
+      const feed: Feed = [];
+      const result = await write(tx, feed);
+      if (feed.length > 0) await appendChanges(tx, feed);
+      return result;
+    }) as Promise<T>;
 
   /** One write of a batch, as its single-write method does it, inside the batch's transaction. */
   type Insert = Extract<BatchWrite, { kind: "insert" }>;
@@ -300,7 +333,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
    * with nothing written, when the byte gate does not open at once (or no row fits): the
    * creates then go one by one, which finds the room or the write that passes the cap.
    */
-  async function insertRun(tx: PgTx, run: Insert[], now: number): Promise<RecordRow[] | undefined> {
+  async function insertRun(tx: PgTx, run: Insert[], now: number, feed: Feed): Promise<RecordRow[] | undefined> {
     const { appId, tenantId } = run[0]!.scope;
     const { cap, bytesCap } = run[0]!;
     const texts = run.map((w) => JSON.stringify(w.data));
@@ -314,21 +347,26 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       RETURNING seq, id`;
     if (rows.length === 0) return undefined;
     const seqOf = new Map(rows.map((r) => [(r as unknown as { id: string }).id, r.seq]));
-    return run.slice(0, rows.length).map((w, i) => ({ seq: seqOf.get(w.id)!, id: w.id, data: texts[i]!, createdAt: now, updatedAt: now }));
+    return run.slice(0, rows.length).map((w, i) => {
+      const row = { seq: seqOf.get(w.id)!, id: w.id, data: texts[i]!, createdAt: now, updatedAt: now };
+      noteChange(feed, w.scope, "created", w.id, row, undefined, now);
+      return row;
+    });
   }
 
-  async function write(tx: PgTx, w: BatchWrite, now: number): Promise<BatchOutcome> {
+  /** One write of a batch, as its single-write method does it, inside the batch's transaction. */
+  async function write(tx: PgTx, w: BatchWrite, now: number, feed: Feed): Promise<BatchOutcome> {
     switch (w.kind) {
       case "insert":
-        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap, w.bytesCap);
+        return insertRow(tx, w.scope, w.id, w.data, now, w.unique, w.cap, w.bytesCap, feed);
       case "update": {
         const row = await byId(tx, w.scope, w.id, true);
-        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique, w.bytesCap);
+        return row && updateRow(tx, w.scope, row, w.transform, now, w.unique, w.bytesCap, feed);
       }
       case "upsert":
-        return upsertRow(tx, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap, w.bytesCap);
+        return upsertRow(tx, feed, w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap, w.bytesCap);
       case "remove":
-        return removeRow(tx, w.scope, w.id);
+        return removeRow(tx, w.scope, w.id, feed, now);
       case "usage":
         return incrementUsageIn(tx, w.usage);
     }
@@ -393,15 +431,18 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     // Without unique fields to check, the insert is one autocommitted statement (one round
     // trip instead of BEGIN, INSERT, COMMIT); its triggers still run in its transaction.
     insert: (scope, id, data, now, unique, cap, bytesCap) =>
-      scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
-        ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap, bytesCap))
-        : insertRow(undefined, scope, id, data, now, [], cap, bytesCap),
+      scope.feed
+        ? fed((tx, feed) => insertRow(tx, scope, id, data, now, unique, cap, bytesCap, feed))
+        : scope.search !== undefined || unique.some((f) => valueAtPath(data, f) !== undefined && valueAtPath(data, f) !== null)
+          ? sql.begin((tx) => insertRow(tx, scope, id, data, now, unique, cap, bytesCap))
+          : insertRow(undefined, scope, id, data, now, [], cap, bytesCap),
     async update(scope, id, transform, now, unique, bytesCap) {
       // Without unique fields, two autocommitted statements instead of BEGIN, a locking read,
       // the write and COMMIT: the write only lands on the row version that was read (xmin),
       // and a concurrent write in between makes it read again. A collection with search on
       // writes the record's words with it, in one transaction.
-      for (let attempt = 0; unique.length === 0 && scope.search === undefined && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+      // A fed scope takes the locking path: its change is appended in the write's transaction.
+      for (let attempt = 0; unique.length === 0 && scope.search === undefined && !scope.feed && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
         const [row] = await sql<(RecordRow & { version: string })[]>`SELECT seq, id, data, created_at, updated_at, xmin::text AS version FROM records
           WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
         if (!row) return undefined;
@@ -411,16 +452,16 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
         const written = await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
         if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
       }
-      return sql.begin(async (tx) => {
+      return fed(async (tx, feed) => {
         const row = await byId(tx, scope, id, true);
-        return row && updateRow(tx, scope, row, transform, now, unique, bytesCap);
+        return row && updateRow(tx, scope, row, transform, now, unique, bytesCap, feed);
       });
     },
     upsert: (scope, key, newId, data, transform, now, unique, cap, bytesCap) =>
-      sql.begin((tx) => upsertRow(tx, scope, key, newId, data, transform, now, unique, cap, bytesCap)),
-    remove: (scope, id) => removeRow(sql, scope, id),
+      fed((tx, feed) => upsertRow(tx, feed, scope, key, newId, data, transform, now, unique, cap, bytesCap)),
+    remove: (scope, id, now = Date.now()) => (scope.feed ? fed((tx, feed) => removeRow(tx, scope, id, feed, now)) : removeRow(sql, scope, id)),
     batch: (writes, now, check, claim) =>
-      sql.begin(async (tx): Promise<BatchOutcome[] | "taken"> => {
+      fed(async (tx, feed): Promise<BatchOutcome[] | "taken"> => {
         if (claim) {
           const k = claim.key;
           const claimed = await tx`INSERT INTO idempotency_keys (tenant_id, app_id, key_hash, request_hash, status, body, created_at)
@@ -433,9 +474,9 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
         const outcomes: BatchOutcome[] = [];
         for (let i = 0; i < writes.length; ) {
           const run = plainCreates(writes, i);
-          const rows = run.length > 1 ? await insertRun(tx, run, now) : undefined;
+          const rows = run.length > 1 ? await insertRun(tx, run, now, feed) : undefined;
           if (rows === undefined) {
-            outcomes.push(await batchStep(i, () => write(tx, writes[i]!, now), check));
+            outcomes.push(await batchStep(i, () => write(tx, writes[i]!, now, feed), check));
             i++;
             continue;
           }

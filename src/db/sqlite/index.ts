@@ -21,6 +21,7 @@ import { createMfaRepo } from "./mfa.ts";
 import { createSigningKeysRepo } from "./signing-keys.ts";
 import { createSignInRepo } from "./sign-in.ts";
 import { createOrgsRepo } from "./orgs.ts";
+import { createRealtimeRepo } from "./realtime.ts";
 
 /**
  * The domain operations over SQLite, one repository per area. Every method is async and
@@ -50,6 +51,7 @@ export function createRepositories(sqlite: SqliteDb) {
     audit: createAuditRepo(sqlite),
     cron: createCronRepo(sqlite),
     orgs: createOrgsRepo(sqlite),
+    realtime: createRealtimeRepo(sqlite),
   };
 }
 

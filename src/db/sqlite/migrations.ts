@@ -17,6 +17,7 @@ import { signInSchema } from "./schema/sign-in.ts";
 import { recordFieldIndexesSchema } from "./schema/record-field-indexes.ts";
 import { auditCronSchema } from "./schema/audit-cron.ts";
 import { signInBlocksSchema } from "./schema/sign-in-blocks.ts";
+import { realtimeSchema } from "./schema/realtime.ts";
 import { orgsSchema } from "./schema/orgs.ts";
 import { recordBytesSchema } from "./schema/record-bytes.ts";
 import { exportLinksOperatorsSchema } from "./schema/export-links-operators.ts";
@@ -50,6 +51,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 16, name: "audit-and-cron", sql: auditCronSchema },
   { version: 17, name: "record-field-indexes", sql: recordFieldIndexesSchema },
   { version: 18, name: "tenant-sign-in-blocks", sql: signInBlocksSchema },
+  { version: 19, name: "realtime", sql: realtimeSchema },
   { version: 20, name: "organizations", sql: orgsSchema },
   { version: 21, name: "record-bytes", sql: recordBytesSchema },
   { version: 22, name: "export-links-and-backup-operators", sql: exportLinksOperatorsSchema },

@@ -10,7 +10,8 @@ import { LEGACY_INDEX_NAME } from "./record-indexes.ts";
 import { createAutoIndexes } from "./record-auto-indexes.ts";
 import { createFieldIndexes, type ReadyIndexes } from "./record-field-index.ts";
 import { createTotalsCache } from "./records-totals.ts";
-import { batchStep, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { batchStep, feedRecord, inBranches, QuotaReached, UniqueConflict, valueAtPath } from "../shared.ts";
+import { changeAppender } from "./realtime.ts";
 import { recordCounts } from "./record-counts.ts";
 
 export type { RecordScope } from "../types.ts";
@@ -193,6 +194,20 @@ export function createRecordsRepo(db: SqliteDb) {
 
   const search = createRecordSearch(db);
   const kept = createKeptReplies(db);
+  const appendChange = changeAppender(db);
+  /** A fed scope's change (RecordScope.feed), appended in the write's transaction: every caller below runs in one. */
+  function noteChange(scope: RecordScope, kind: "created" | "updated" | "deleted", id: string, after: RecordRow | undefined, before: RecordRow | undefined, now: number) {
+    if (!scope.feed) return;
+    appendChange({ appId: scope.appId, tenantId: scope.tenantId, kind, collection: scope.collection, recordId: id, data: after ? feedRecord(after) : null, before: before ? feedRecord(before) : null, at: now });
+  }
+  const removeFed = db.prepare<[string, string, string, string], RawRecord>(`DELETE FROM records WHERE id = ? AND app_id = ? AND tenant_id = ? AND collection = ? RETURNING ${COLUMNS}`).raw(true);
+  function removeRow(scope: RecordScope, id: string, now: number): boolean {
+    if (!scope.feed) return q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
+    const gone = removeFed.get(id, scope.appId, scope.tenantId, scope.collection);
+    if (gone) noteChange(scope, "deleted", id, undefined, toRecord(gone), now);
+    return gone !== undefined;
+  }
+  const txRemove = db.transaction(removeRow);
 
   /** Throws QuotaReached when the tenant already stores `cap` records (null: no cap). */
   function assertRoom(scope: RecordScope, cap: number | null) {
@@ -218,7 +233,9 @@ export function createRecordsRepo(db: SqliteDb) {
     if (bytesCap != null) assertBytes(scope, Buffer.byteLength(text), bytesCap);
     const seq = Number(q.insert.run(id, scope.appId, scope.tenantId, scope.collection, text, now, now).lastInsertRowid);
     search.index(scope, seq, data);
-    return { seq, id, data: text, createdAt: now, updatedAt: now };
+    const row = { seq, id, data: text, createdAt: now, updatedAt: now };
+    noteChange(scope, "created", id, row, undefined, now);
+    return row;
   }
 
   function updateRow(scope: RecordScope, row: RawRecord, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null): RecordRow {
@@ -228,7 +245,10 @@ export function createRecordsRepo(db: SqliteDb) {
     if (bytesCap != null) assertBytes(scope, Buffer.byteLength(text) - Buffer.byteLength(row[2]), bytesCap);
     q.update.run(text, now, row[0]);
     search.index(scope, row[0], next);
-    return { ...toRecord(row), data: text, updatedAt: now };
+    const before = toRecord(row);
+    const updated = { ...before, data: text, updatedAt: now };
+    noteChange(scope, "updated", before.id, updated, before, now);
+    return updated;
   }
 
   const txInsert = db.transaction(insertRow);
@@ -267,7 +287,7 @@ export function createRecordsRepo(db: SqliteDb) {
       case "upsert":
         return upsertRow(w.scope, w.key, w.newId, w.data, w.transform, now, w.unique, w.cap, w.bytesCap);
       case "remove":
-        return q.remove.run(w.id, w.scope.appId, w.scope.tenantId, w.scope.collection).changes > 0;
+        return removeRow(w.scope, w.id, now);
       case "usage": {
         const u = w.usage;
         if (u.limit === null) return usage.any.get(...usageArgs(u));
@@ -442,7 +462,7 @@ export function createRecordsRepo(db: SqliteDb) {
       assertRoom(scope, cap);
       forgetTotals(scope);
       // With no unique field to check first and no words to index, the INSERT is the whole write: one statement needs no transaction.
-      return unique.length === 0 && scope.search === undefined ? insertRow(scope, id, data, now, unique, bytesCap) : txInsert.immediate(scope, id, data, now, unique, bytesCap);
+      return unique.length === 0 && scope.search === undefined && !scope.feed ? insertRow(scope, id, data, now, unique, bytesCap) : txInsert.immediate(scope, id, data, now, unique, bytesCap);
     },
     /** Reads, transforms and writes back in one transaction; undefined when the record is not in scope. */
     async update(scope: RecordScope, id: string, transform: DataTransform, now: number, unique: readonly string[], bytesCap?: number | null): Promise<RecordRow | undefined> {
@@ -466,9 +486,9 @@ export function createRecordsRepo(db: SqliteDb) {
       fieldIndexes.refresh();
       return txUpsert.immediate(...args);
     },
-    async remove(scope: RecordScope, id: string): Promise<boolean> {
+    async remove(scope: RecordScope, id: string, now = Date.now()): Promise<boolean> {
       forgetTotals(scope);
-      return q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
+      return scope.feed ? txRemove.immediate(scope, id, now) : q.remove.run(id, scope.appId, scope.tenantId, scope.collection).changes > 0;
     },
     /** All of `writes` in one IMMEDIATE transaction, or none (see RecordsRepository.batch). */
     async batch(...[writes, now, check, claim]: Parameters<RecordsRepository["batch"]>): Promise<BatchOutcome[] | "taken"> {
