@@ -116,12 +116,17 @@ async function populate(): Promise<Populated> {
   // A tenant whose sign-in the developer turned off (tenant_sign_in_blocks).
   const blocked = await signupTenant(t, { email: "blocked@example.com" });
   expect((await t.request("POST", `/api/v1/admin/apps/${t.app.id}/tenants/${blocked.id}/sign-in/disable`, { developer: b.dev })).status).toBe(200);
+  // A developer the operator lets make backups from the dashboard (backup_operators).
+  await t.backend.admin.createDeveloper({ email: "ops@example.com", password: "operator password 1" });
   await t.backend.close();
   // An event still queued when writes stopped (no dispatcher runs here).
   const sqlite = openDatabase(join(t.dataDir, "tenantd.db"));
   const repos = createRepositories(sqlite);
   await repos.meta.set("public_url", "https://api.example.com");
   await repos.webhooks.enqueue({ id: "evt_queued", appId: t.app.id, event: "tenant.created", tenantId: tenant.id, data: t.backend.core.secrets.seal("{}"), createdAt: now });
+  // An export link mailed and not used yet (export_links).
+  await repos.emailTokens.issueExportLink({ hash: "e".repeat(64), appId: t.app.id, tenantId: tenant.id, createdAt: now, expiresAt: now + 86_400_000 });
+  await repos.developers.setBackupOperator((await repos.developers.findByEmail("ops@example.com"))!.id, true, now);
   sqlite.close();
   return { dataDir: t.dataDir, appId: t.app.id, publishableKey: t.app.publishableKey, tenant, listed, file: { url: up.body.file.url as string, bytes } };
 }
@@ -256,7 +261,7 @@ describe("tenantd store copy", () => {
     // Into a target that is not empty: refused with what it holds; --restart empties it and copies again.
     const refused = await runCli(["store", "copy", "--from", p.dataDir, "--to", back]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/--to .*back is not empty: it holds rows in server_meta \(\d+\), developers \(1\), .*tenants \(\d+\).*--restart/);
+    expect(refused.stderr).toMatch(/--to .*back is not empty: it holds rows in server_meta \(\d+\), developers \(2\), .*tenants \(\d+\).*--restart/);
     const restarted = await runCli(["store", "copy", "--from", p.dataDir, "--to", back, "--restart"]);
     expect(restarted.code, restarted.stderr).toBe(0);
   });

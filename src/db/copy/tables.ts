@@ -111,6 +111,8 @@ export const COPY_TABLES: CopyTable[] = [
     id: "text", org_id: "text", app_id: "text", created_by: "text", email: "text", role: "text", token_hash: "text", created_at: "int", expires_at: "int", used_at: "int",
     used_by_tenant_id: "text", uses: "int",
   }),
+  t("export_links", ["token_hash"], { token_hash: "text", app_id: "text", tenant_id: "text", created_at: "int", expires_at: "int", used_at: "int" }),
+  t("backup_operators", ["developer_id"], { developer_id: "text", granted_at: "int" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */
