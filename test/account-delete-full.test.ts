@@ -145,8 +145,9 @@ describe("account deletion, everything a tenant owns", () => {
     expect(Object.keys(await leftovers(t, values)).sort()).toEqual(
       [
         "billing_customers", "billing_subscriptions", "billing_usage", "email_tokens", "family_invites", "family_members", "files", "invite_tokens", "oauth_accounts", "outbox", "records", "refresh_tokens", "sessions", "share_links", "tenants",
-        // PostgreSQL keeps each collection's record count per tenant (migration 5).
-        ...(TEST_ENGINE === "postgres" ? ["record_scopes"] : []),
+        // PostgreSQL keeps each collection's record count per tenant (migration 5); both
+        // engines keep the bytes of the tenant's record data (the byte quota).
+        ...(TEST_ENGINE === "postgres" ? ["record_scopes", "record_byte_stripes"] : ["record_bytes"]),
       ].sort(),
     );
     const otherKeys = (await t.backend.core.storage.getKeys()).filter((k) => !owned.blobs.some((p) => k.replaceAll(":", "/").endsWith(p.replaceAll(":", "/"))));
