@@ -1,7 +1,7 @@
 // Issue 45's six major dashboard defects, each driven in real Chromium against a real
 // tenantd over HTTP: what a developer does, and what they (or their screen reader) get.
 import { describe, expect, it, vi } from "vitest";
-import { openDashboard, PHONE, type Dashboard } from "./_dashboard.ts";
+import { openDashboard, PAGE_WAIT, PHONE, type Dashboard } from "./_dashboard.ts";
 import { signupTenant } from "./_helpers.ts";
 import { startReceiver } from "./_webhook-receiver.ts";
 
@@ -118,8 +118,14 @@ describe("dashboard defects (issue 45)", { timeout: 90_000 }, () => {
     await d.page.select("select[name=sort]", "email");
     await d.click("form[role=search] button[type=submit]");
     await d.page.waitForFunction(() => location.hash.includes("email=person"));
-    // The searched list's first page is shown (and its pager enabled) before paging on.
+    // The searched list's first page is shown (and its pager enabled) before paging on: the
+    // list before the search also reads "Page 1 of 3 (60 in all)", so wait for the search's
+    // own first row (sorted by email) and for the pager to have stopped loading.
     await d.seeText("Page 1 of 3 (60 in all)");
+    await d.page.waitForFunction(
+      () => document.querySelector("tbody tr td a")?.textContent === "person00@example.com" && !document.querySelector("nav.pager")?.textContent?.includes("loading"),
+      { timeout: PAGE_WAIT },
+    );
     await d.page.waitForFunction(() => [...document.querySelectorAll("button")].some((b) => b.textContent === "Next" && !b.disabled));
     await d.page.$eval("button::-p-text(Next)", (b) => (b as HTMLButtonElement).click());
     await d.seeText("Page 2 of 3 (60 in all)");

@@ -154,10 +154,13 @@ describe("three nodes on one PostgreSQL", () => {
     const res = await admin("PATCH", "", { settings: { collections: { items: { unique: ["slug"] } } } });
     expect(res.status, res.text).toBe(200);
     const t = await signup();
+    let probes = 0;
     await settingsEverywhere(async (node) => {
-      // A value no create uses: the answer tells whether this node already knows the field is unique.
-      const probe = await call(node, "POST", "/api/v1/data/items", { bearer: t.bearer, body: { data: { slug: `probe-${node.name}` } } });
-      return probe.status === 201;
+      // A value no other create uses, twice: a node that knows the field is unique refuses the second.
+      const slug = `probe-${node.name}-${++probes}`;
+      const create = () => call(node, "POST", "/api/v1/data/items", { bearer: t.bearer, body: { data: { slug } } });
+      expect((await create()).status).toBe(201);
+      return (await create()).status === 409;
     });
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => cluster.request("POST", "/api/v1/data/items", { bearer: t.bearer, body: { data: { slug: "the-one", n: i } } })));
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
