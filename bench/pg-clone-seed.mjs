@@ -31,7 +31,7 @@ async function columnsOf(sql, table) {
 /** The table and row whose `id` column holds `id`. */
 async function findRow(sql, id) {
   const tables = await sql`SELECT table_name AS name FROM information_schema.columns
-    WHERE table_schema = current_schema() AND column_name = 'id' ORDER BY table_name`;
+    WHERE table_schema = current_schema() AND column_name = 'id' AND data_type = 'text' ORDER BY table_name`;
   for (const { name } of tables) {
     const [row] = await sql.unsafe(`SELECT * FROM ${quote(name)} WHERE id = $1`, [id]);
     if (row) return { table: name, columns: await columnsOf(sql, name), row };

@@ -338,7 +338,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     const { cap, bytesCap } = run[0]!;
     const texts = run.map((w) => JSON.stringify(w.data));
     const grow = bytesCap == null ? 0 : texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
-    const rows = await tx<{ seq: number; n: number }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
+    const rows = await tx<{ seq: number; id: string }[]>`INSERT INTO records (id, app_id, tenant_id, collection, data, created_at, updated_at)
       SELECT v.id, ${appId}, ${tenantId}, v.collection, v.data, ${now}::bigint, ${now}::bigint
       FROM unnest(${run.map((w) => w.id)}::text[], ${run.map((w) => w.scope.collection)}::text[], ${texts}::text[]) WITH ORDINALITY AS v(id, collection, data, n)
       WHERE ${cap === null ? tx`TRUE` : tx`(SELECT COALESCE(SUM(records), 0) FROM record_scopes WHERE tenant_id = ${tenantId} AND app_id = ${appId}) + v.n <= ${cap}`}
@@ -346,7 +346,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       ORDER BY v.n
       RETURNING seq, id`;
     if (rows.length === 0) return undefined;
-    const seqOf = new Map(rows.map((r) => [(r as unknown as { id: string }).id, r.seq]));
+    const seqOf = new Map(rows.map((r) => [r.id, r.seq]));
     return run.slice(0, rows.length).map((w, i) => {
       const row = { seq: seqOf.get(w.id)!, id: w.id, data: texts[i]!, createdAt: now, updatedAt: now };
       noteChange(feed, w.scope, "created", w.id, row, undefined, now);
