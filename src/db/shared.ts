@@ -115,8 +115,10 @@ const MAX_IN_BRANCHES = 32;
  */
 export function inBranches(conditions: Condition[], sort: readonly SortKey[], indexed: (path: string) => boolean): Condition[][] | undefined {
   if (sort.some((k) => k.target.kind !== "meta" || k.target.column !== "created_at")) return undefined;
-  const onIndex = (c: Condition) => c.op !== "$text" && c.target.kind === "field" && indexed(c.target.path);
-  if (conditions.some((c) => c.op === "$eq" && c.value !== null && onIndex(c))) return undefined;
+  // With a $text the full-text matches lead, once, rather than once per value.
+  if (conditions.some((c) => c.op === "$text")) return undefined;
+  const onIndex = (c: Condition) => c.target.kind === "field" && indexed(c.target.path);
+  if (conditions.some((c) => c.op === "$eq" && onIndex(c))) return undefined;
   const at = conditions.findIndex((c) => c.op === "$in" && onIndex(c));
   if (at === -1) return undefined;
   const c = conditions[at] as Exclude<Condition, { op: "$text" }>;

@@ -79,13 +79,13 @@ function createPreparedTexts(now: () => number = Date.now) {
 function pageQuery(scope: RecordScope, conditions: Condition[], sort: SortKey[], after: string, page: ListPage, p: Params, where?: string): string {
   const ranked = isRanked(sort);
   const searched = conditions.some((c) => c.op === "$text");
-  const branches = pinnedField(scope, conditions, sort) === undefined ? inBranches(conditions, sort, (path) => scope.indexed.has(path)) : undefined;
+  const branches = inBranches(conditions, sort, (path) => scope.indexed.has(path));
   if (!branches) where ??= whereSql(scope, conditions, p).sql;
   const rank = ranked ? rankSql(scope, conditions, p) : undefined;
   const limit = `LIMIT ${p.add(page.limit, "bigint")} OFFSET ${p.add(page.offset, "bigint")}`;
   if (!branches) return `SELECT ${COLUMNS} FROM records WHERE ${where}${after} ORDER BY ${orderSql(sort, pinnedField(scope, conditions, sort), rank, searched)} ${limit}`;
   const end = p.add(page.limit + page.offset, "bigint");
-  const parts = branches.map((b) => `(SELECT ${COLUMNS} FROM records WHERE ${whereSql(scope, b, p).sql}${after} ORDER BY ${orderSql(sort, pinnedField(scope, b, sort), undefined, searched)} LIMIT ${end})`);
+  const parts = branches.map((b) => `(SELECT ${COLUMNS} FROM records WHERE ${whereSql(scope, b, p).sql}${after} ORDER BY ${orderSql(sort, pinnedField(scope, b, sort))} LIMIT ${end})`);
   return `SELECT * FROM (${parts.join(" UNION ALL ")}) u ORDER BY ${orderSql(sort)} ${limit}`;
 }
 
@@ -316,7 +316,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
   /** The creates from `start` on that need nothing but the row itself: no unique value to check, no search words. */
   function plainCreates(writes: BatchWrite[], start: number): Insert[] {
     const run: Insert[] = [];
-    for (let i = start; i < writes.length && run.length < 1000; i++) {
+    for (let i = start; i < writes.length; i++) {
       const w = writes[i]!;
       if (w.kind !== "insert" || w.scope.search !== undefined || w.unique.some((f) => valueAtPath(w.data, f) != null)) break;
       run.push(w);
