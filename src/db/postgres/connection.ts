@@ -25,7 +25,11 @@ export function connectPostgres(url: string, options: PgOptions = {}): PgSql {
     types: {
       bigint: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) },
     },
-    connection: { application_name: "tenantd" },
+    // No parallel workers: a backend's statements are many and short, and a worker's start
+    // (a process per worker) costs more CPU than the statement it helps, e.g. a rare word's
+    // search at 1M records: 0.2 ms of work, 5 ms with two workers launched (bench/NOTES.md).
+    // A `max_parallel_workers_per_gather` in the database URL's query string wins.
+    connection: { application_name: "tenantd", max_parallel_workers_per_gather: "0" },
   }) as unknown as PgSql;
 }
 
