@@ -354,6 +354,44 @@ describe("index builds in chunks (issue 39 item 2)", () => {
   });
 });
 
+describe("per-field index entries on update (schema 25)", () => {
+  it("an update rewrites a record's entries only where an indexed value or its type changed, and lists follow every change", async () => {
+    const b = await dataBackend({ items: { indexed: ["n", "tag"] } });
+    await settled(b);
+    const db = b.t.backend.core.sqlite;
+    const id = (await b.api.create("items", { n: 1, tag: "a", note: "x" })).body.record.id as string;
+    const entries = () => db.prepare("SELECT rank, value FROM record_field_entries e JOIN records r ON r.seq = e.rec_seq WHERE r.id = ? ORDER BY e.ix").all(id);
+    const found = async (filter: unknown) => {
+      const res = await b.api.list("items", { filter });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return ids(res);
+    };
+    expect(entries()).toEqual([{ rank: 2, value: 1 }, { rank: 3, value: "a" }]);
+
+    // Same size, indexed fields untouched: the record's row is the only change (the old
+    // trigger deleted and re-inserted both entries: 5 changes).
+    const before = db.prepare("SELECT total_changes()").pluck().get() as number;
+    expect((await b.api.update("items", id, { note: "y" })).status).toBe(200);
+    expect((db.prepare("SELECT total_changes()").pluck().get() as number) - before).toBe(1);
+    expect(await found({ n: 1 })).toEqual([id]);
+
+    expect((await b.api.update("items", id, { n: 2 })).status).toBe(200);
+    expect(entries()).toEqual([{ rank: 2, value: 2 }, { rank: 3, value: "a" }]);
+    expect(await found({ n: 1 })).toEqual([]);
+    expect(await found({ n: 2, tag: "a" })).toEqual([id]);
+
+    // The same text in another type is another value.
+    expect((await b.api.update("items", id, { n: "2" })).status).toBe(200);
+    expect(await found({ n: 2 })).toEqual([]);
+    expect(await found({ n: "2" })).toEqual([id]);
+    // Removed (merge patch null): the entry ranks as missing, which an equality with null matches.
+    expect((await b.api.update("items", id, { tag: null })).status).toBe(200);
+    expect(entries()).toEqual([{ rank: 3, value: "2" }, { rank: 1, value: null }]);
+    expect(await found({ tag: null })).toEqual([id]);
+    expect(await found({ tag: "a" })).toEqual([]);
+  });
+});
+
 describe("schema 17 on a database from before", () => {
   it("builds the automatic indexes it had again beside the table, and drops the old expression indexes", async () => {
     const b = await dataBackend({ items: { indexed: ["n"] } });

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Instructions per request of one server alone, in steady state (docs/performance.md, ninth round).
 # Needs valgrind (apt install valgrind) and a built dist/ (npm run build).
-#   bench/instructions/count.sh tenantd|raw me|get|usage|introspect|refresh|list-indexed|list-unindexed|list-indexed-8|list-unindexed-8 [requests=3000] [warm-up=20000]
+#   bench/instructions/count.sh tenantd|raw me|get|usage|introspect|refresh|upsert|list-indexed|list-unindexed|list-indexed-8|list-unindexed-8 [requests=3000] [warm-up=20000]
 # (the "-8" lists ask for 8 tenants' records in turn, as the bench's lists over 10,000 tenants do)
 # KEEP=dir keeps callgrind's output and the JIT's symbol map (node --perf-basic-prof) there.
 set -euo pipefail

@@ -55,6 +55,8 @@ async function tenantd() {
     "list-unindexed-8": eachTenant(FILTERS.unindexed),
     // The fifth element names the reply's field the next request sends (client.mjs): a chain.
     refresh: ["POST", "/api/v1/auth/refresh", { "x-service-key": app.publishableKey }, JSON.stringify({ refreshToken: s.refreshToken }), "refreshToken"],
+    // The same key each time: every request after the first updates one record, on both sides.
+    upsert: ["POST", `/api/v1/data/${COLLECTIONS.upsert}/upsert`, bearer, JSON.stringify({ data: { key: "k1", n: 1 } })],
   };
   return { handler: toNodeHandler(backend), request: requests[scenario] };
 }
@@ -68,6 +70,7 @@ function raw() {
     CREATE TABLE records (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, collection TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
     CREATE INDEX records_list ON records (tenant_id, collection, created_at);
     CREATE INDEX records_status ON records (tenant_id, collection, json_extract(data, '$.status'), created_at);
+    CREATE INDEX records_key ON records (tenant_id, collection, json_extract(data, '$.key'));
     CREATE TABLE refresh_tokens (token_hash TEXT PRIMARY KEY, session_id TEXT NOT NULL, created_at INTEGER NOT NULL, rotated_at INTEGER);
     CREATE TABLE usage (tenant_id TEXT NOT NULL, feature TEXT NOT NULL, period TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (tenant_id, feature, period));
     INSERT INTO tenants VALUES ('t1', 'a@example.com', 'x', 1);
@@ -116,6 +119,24 @@ function raw() {
     return { records: q.list[query.field].all(...args).map(toRecord), total, limit: Number(query.limit), offset: 0 };
   });
   const recordById = db.prepare("SELECT * FROM records WHERE id = ?");
+  // As raw-server.mjs's upsert.
+  const byKey = db.prepare("SELECT id FROM records WHERE tenant_id = ? AND collection = ? AND json_extract(data, '$.key') = ?");
+  const patchRecord = db.prepare("UPDATE records SET data = json_patch(data, ?), updated_at = ? WHERE id = ? RETURNING *");
+  app.post("/records/:tenant/:collection/upsert", async (event) => {
+    const { data } = await event.req.json();
+    const [tenant, collection] = [getRouterParam(event, "tenant"), getRouterParam(event, "collection")];
+    const now = Date.now();
+    totals.clear();
+    const result = db.transaction(() => {
+      const existing = byKey.get(tenant, collection, data.key);
+      if (existing) return { record: toRecord(patchRecord.get(JSON.stringify(data), now, existing.id)), created: false };
+      const id = randomBytes(16).toString("hex");
+      insert.run(id, tenant, collection, JSON.stringify(data), now, now);
+      return { record: { id, data, createdAt: new Date(now).toISOString(), updatedAt: new Date(now).toISOString() }, created: true };
+    }).immediate();
+    event.res.status = result.created ? 201 : 200;
+    return result;
+  });
   app.get("/records/:id", (event) => ({ record: toRecord(recordById.get(getRouterParam(event, "id"))) }));
   app.get("/tenants/:id", (event) => {
     const t = q.tenant.get(getRouterParam(event, "id"));
@@ -147,7 +168,7 @@ function raw() {
     return ["GET", `/records/${tenant}/${COLLECTIONS.spread}?field=${field}&value=${value}&limit=20`, headers];
   };
   const eachTenant = (filter) => Array.from({ length: TENANTS }, (_, t) => rawList(filter, `t${t + 1}`));
-  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), "list-indexed-8": eachTenant(FILTERS.indexed), "list-unindexed-8": eachTenant(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"], refresh: ["POST", "/refresh", {}, JSON.stringify({ refreshToken: "rt0" }), "refreshToken"] };
+  const requests = { get: ["GET", "/records/r7", headers], "list-indexed": rawList(FILTERS.indexed), "list-unindexed": rawList(FILTERS.unindexed), "list-indexed-8": eachTenant(FILTERS.indexed), "list-unindexed-8": eachTenant(FILTERS.unindexed), me: ["GET", "/tenants/t1", headers], introspect: ["POST", "/introspect/s1", headers, "{}"], usage: ["POST", "/usage/t1/benchcalls/increment", headers, "{}"], refresh: ["POST", "/refresh", {}, JSON.stringify({ refreshToken: "rt0" }), "refreshToken"], upsert: ["POST", `/records/t1/${COLLECTIONS.upsert}/upsert`, headers, JSON.stringify({ data: { key: "k1", n: 1 } })] };
   return { handler: toNodeHandler(app), request: requests[scenario] };
 }
 

@@ -258,7 +258,9 @@ export function createRecordsRepo(db: SqliteDb) {
   });
   function upsertRow(...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     const m = matching(scope, key.field, key.value);
-    const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} ORDER BY seq LIMIT 2`, true).all(...m.where.params) as RawRecord[];
+    // Unordered: with two matches the update below is a 409 whichever one comes first (the
+    // unique check of the key finds the other), and an ORDER BY would sort on every upsert.
+    const [existing, duplicate] = stmt(`SELECT ${COLUMNS} FROM ${m.from} WHERE ${m.where.sql} LIMIT 2`, true).all(...m.where.params) as RawRecord[];
     // The lookup already answers the unique check of a scalar key: no record holds the value,
     // or exactly one does (a second one, left from before the field was unique, is still a
     // conflict). Only the other unique fields need their own query.
