@@ -15,7 +15,7 @@ export function OrgsPage({ app }) {
     <${Loaded} state=${orgs}>${(d) =>
       d.orgs.length === 0
         ? html`<${Empty}><p>No organizations yet. They appear here when a tenant creates one (POST /api/v1/orgs) or starts a family plan.</p><//>`
-        : html`<div class="table-wrap"><table data-testid="orgs">
+        : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Organizations"><table data-testid="orgs">
             <caption class="sr-only">Organizations</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Members</th><th scope="col">Created</th></tr></thead>
             <tbody>${d.orgs.map(
@@ -46,7 +46,7 @@ function Members({ app, base, first }) {
     <h2>Members</h2>
     ${pages.members.length === 0
       ? html`<p class="empty">No members.</p>`
-      : html`<div class="table-wrap"><table data-testid="org-members">
+      : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Members"><table data-testid="org-members">
           <caption class="sr-only">Members</caption>
           <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th></tr></thead>
           <tbody>${pages.members.map(
@@ -66,7 +66,7 @@ function Invites({ invites, seats }) {
     <p data-testid="org-seats">${seats.used.toLocaleString()} member${seats.used === 1 ? "" : "s"}, ${seats.pending.toLocaleString()} pending email invite${seats.pending === 1 ? "" : "s"}; ${limit}${seats.remaining === null ? "" : ` (${seats.remaining.toLocaleString()} free)`}.</p>
     ${invites.length === 0
       ? html`<p class="empty">No invites.</p>`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Invites"><table>
           <caption class="sr-only">Invites</caption>
           <thead><tr><th scope="col">For</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Uses</th><th scope="col">Expires</th></tr></thead>
           <tbody>${invites.map(
@@ -84,7 +84,7 @@ function Roles({ app }) {
     <p>Built in: <code>owner</code> (everything, and deleting or handing over the organization), <code>admin</code> (every permission), <code>member</code> (<code>records.read</code>).</p>
     ${custom.length === 0
       ? html`<p class="muted">This app defines no roles of its own: add them under <code>orgs.roles</code> in the app's settings.</p>`
-      : html`<div class="table-wrap"><table data-testid="org-roles">
+      : html`<div class="table-wrap" tabindex="0" role="region" aria-label="This app's roles"><table data-testid="org-roles">
           <caption class="sr-only">This app's roles</caption>
           <thead><tr><th scope="col">Role</th><th scope="col">Permissions</th></tr></thead>
           <tbody>${custom.map(([name, role]) => html`<tr key=${name}><td><code>${name}</code></td><td>${role.permissions.length ? role.permissions.join(", ") : "none"}</td></tr>`)}</tbody>
