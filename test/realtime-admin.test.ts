@@ -92,6 +92,16 @@ describe("the developer's live view of a tenant's records", () => {
     await sse.ended;
   });
 
+  it("ends when the app passes to another developer", async () => {
+    const b = await liveBackend();
+    const sse = await b.watch(b.tenant.id, "notes");
+    await sse.next((e) => e.event === "ready");
+    await developerSession(b.t, "heir@example.com");
+    await b.t.backend.admin.setAppOwner(b.t.app.id, "heir@example.com");
+    expect((await sse.next((e) => e.event === "ended", 3000)).data.reason).toBe("session_ended");
+    await sse.ended;
+  });
+
   it("through the dashboard: the cookie session streams, and a reconnect with Last-Event-ID gets what it missed", async () => {
     const b = await liveBackend();
     const signIn = await b.call("POST", "/_/session", { body: OWNER, headers: { origin: b.url } });

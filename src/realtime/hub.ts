@@ -406,7 +406,8 @@ export function createRealtimeHub(core: Core) {
       }
       for (const [sid, list] of bySession) {
         if (!(await sessionAlive(list[0]!, sid, now))) {
-          for (const s of list) s.end(`event: ended\ndata: {"reason":"session_ended","message":"This session has ended (signed out, password reset or account deleted). Sign in again."}\n\n`);
+          const message = list[0]!.developerId === undefined ? "This session has ended (signed out, password reset or account deleted). Sign in again." : "Your developer session has ended, or this app is no longer yours. Sign in again.";
+          for (const s of list) s.end(`event: ended\ndata: ${JSON.stringify({ reason: "session_ended", message })}\n\n`);
         }
       }
     } catch (e) {
