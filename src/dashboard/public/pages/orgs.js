@@ -14,7 +14,7 @@ export function OrgsPage({ app }) {
     <${PageTitle} title=${`Organizations · ${app.name}`}>Organizations<//>
     <${Loaded} state=${orgs}>${(d) =>
       d.orgs.length === 0
-        ? html`<${Empty}><p>No organizations yet. They appear here when a tenant creates one (POST /api/v1/orgs) or starts a family plan.</p><//>`
+        ? html`<${Empty}><p>No organizations yet. They appear here when a tenant creates one (POST /api/v1/orgs, or tenantd.orgs.create in the client).</p><//>`
         : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Organizations"><table data-testid="orgs">
             <caption class="sr-only">Organizations</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Members</th><th scope="col">Created</th></tr></thead>
