@@ -64,7 +64,8 @@ function useLiveRecords(base, query, data, reload, active) {
     const source = new EventSource(apiUrl(`${base}/live${qs({ filter: query.filter })}`));
     const on = (type, fn) => source.addEventListener(type, (e) => fn(JSON.parse(e.data)));
     const change = (fn) => setView(({ from, value }) => ({ from, value: value && fn(value) }));
-    const remove = (id) => change((v) => ({ ...v, total: Math.max(0, v.total - 1), records: v.records.filter((r) => r.id !== id) }));
+    // Only a row shown moves the total: a change the page already reloaded after (the developer's own delete) is not counted twice.
+    const remove = (id) => change((v) => (v.records.some((r) => r.id === id) ? { ...v, total: Math.max(0, v.total - 1), records: v.records.filter((r) => r.id !== id) } : v));
     on("ready", () => setStatus("live"));
     on("created", ({ record }) => {
       if (!topRef.current) return setFresh((n) => n + 1);
