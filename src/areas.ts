@@ -16,6 +16,7 @@ import { registerAuditRoutes } from "./audit/routes.ts";
 import { registerExportRoutes } from "./export/routes.ts";
 import { registerOrgRoutes } from "./orgs/routes.ts";
 import { registerRealtimeRoutes } from "./realtime/routes.ts";
+import { registerAdminLiveRoute } from "./realtime/admin-live.ts";
 
 /** Every area's HTTP routes. */
 export function registerAreaRoutes(router: Router, core: Core): void {
@@ -33,6 +34,7 @@ export function registerAreaRoutes(router: Router, core: Core): void {
   registerExportRoutes(router, core);
   registerOrgRoutes(router, core);
   registerRealtimeRoutes(router, core);
+  registerAdminLiveRoute(router, core);
   registerOpenApiRoutes(router, core);
   registerLandingRoute(router);
 }

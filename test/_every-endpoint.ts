@@ -44,6 +44,17 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
       if (expected !== undefined) expect(reply.status, `${method} ${path}: ${reply.text}`).toBe(expected);
       return reply;
     };
+    /** A server-sent event stream read up to its ready event: its id, and how to close it. */
+    const openStream = async (path: string, headers: Record<string, string> = {}) => {
+      const abort = new AbortController();
+      const res = await fetch(`${url}${path}`, { headers, signal: abort.signal });
+      expect(res.status, path).toBe(200);
+      const reader = res.body!.getReader();
+      let text = "";
+      while (!text.includes("event: ready")) text += new TextDecoder().decode((await reader.read()).value);
+      exchanges.push({ method: "GET", path: path.replace(/\?.*/, ""), status: res.status, contentType: res.headers.get("content-type"), body: undefined, text: "" });
+      return { stream: /"stream":"([^"]+)"/.exec(text)![1]!, close: () => abort.abort() };
+    };
     const key = t.app.publishableKey;
     const appId = t.app.id;
     const form = (fields: Record<string, string>) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
@@ -93,18 +104,9 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", "/api/v1/account/export", { bearer }, 200);
     // Realtime (docs/realtime.md): the stream is read up to its ready event, and closed once subscribed to.
     const ticket = await call("POST", "/api/v1/realtime/ticket", { bearer }, 201);
-    let closeStream = () => {};
-    const stream = await (async () => {
-      const abort = new AbortController();
-      const res = await fetch(`${url}/api/v1/realtime?ticket=${ticket.body.ticket}`, { signal: abort.signal });
-      const reader = res.body!.getReader();
-      let text = "";
-      while (!text.includes("event: ready")) text += new TextDecoder().decode((await reader.read()).value);
-      closeStream = () => abort.abort();
-      exchanges.push({ method: "GET", path: "/api/v1/realtime", status: res.status, contentType: res.headers.get("content-type"), body: undefined, text: "" });
-      expect(res.status).toBe(200);
-      return /"stream":"([^"]+)"/.exec(text)![1]!;
-    })();
+    const opened = await openStream(`/api/v1/realtime?ticket=${ticket.body.ticket}`);
+    const closeStream = opened.close;
+    const stream = opened.stream;
     await call("GET", "/api/v1/realtime", {}, 401);
     await call("POST", "/api/v1/realtime/subscriptions", { bearer, body: { stream, collection: "notes", filter: { n: 1 } } }, 201);
     await call("POST", "/api/v1/realtime/subscriptions", { bearer, body: { stream, collection: "notes", filter: { n: { $regex: "x" } } } }, 400);
@@ -343,6 +345,10 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `${admin}/tenants/ten_nope/overview`, { developer: dev }, 404);
     await call("GET", `${tenantPage}/records/notes?sort=${encodeURIComponent('{"title":1}')}&limit=5`, { developer: dev }, 200);
     await call("GET", `${tenantPage}/records/notes?filter=${encodeURIComponent('{"n":{"$regex":"x"}}')}`, { developer: dev }, 400);
+    // The records browser's live view (src/realtime/admin-live.ts).
+    (await openStream(`${tenantPage}/records/notes/live?filter=${encodeURIComponent('{"n":1}')}`, { authorization: `Bearer ${dev}` })).close();
+    await call("GET", `${tenantPage}/records/notes/live?filter=${encodeURIComponent('{"n":{"$regex":"x"}}')}`, { developer: dev }, 400);
+    await call("GET", `${admin}/tenants/ten_nope/records/notes/live`, { developer: dev }, 404);
     // The dashboard's tools: records edited for a tenant, a tenant created and vouched for.
     const made = await call("POST", `${tenantPage}/records/drafts`, { developer: dev, body: { data: { title: "by the developer", n: 1 } } }, 201);
     await call("POST", `${tenantPage}/records/drafts`, { developer: dev, body: { data: [1] } }, 400);
@@ -436,6 +442,11 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("GET", `${admin}/orgs?limit=0`, { developer: dev }, 400);
     await call("GET", `${admin}/orgs/${org.id}?limit=1`, { developer: dev }, 200);
     await call("GET", `${admin}/orgs/org_nope`, { developer: dev }, 404);
+    await call("GET", `${admin}/tenants/${aliceId}/orgs`, { developer: dev }, 200);
+    await call("GET", `${admin}/tenants/ten_nope/orgs`, { developer: dev }, 404);
+    const doomed = (await call("POST", orgs, { bearer, body: { name: "Doomed" } }, 201)).body.org as { id: string };
+    await call("DELETE", `${admin}/orgs/${doomed.id}`, { developer: dev }, 204);
+    await call("DELETE", `${admin}/orgs/${doomed.id}`, { developer: dev }, 404);
     await call("PATCH", `${orgs}/${org.id}`, { bearer, body: { name: "Acme Inc" } }, 200);
     const orgLink = (await call("POST", `${orgs}/${org.id}/invites`, { bearer, body: { role: "admin" } }, 201)).body.invite as { id: string; token: string };
     await call("POST", `${orgs}/${org.id}/invites`, { bearer, body: { role: "janitor" } }, 400);

@@ -36,7 +36,12 @@ async function seed(d: Dashboard) {
   await d.call("POST", `/api/v1/admin/apps/${app}/event-webhook-config/test`, dev);
   await d.call("POST", `/api/v1/admin/apps/${app}/tenants/${tenant.id}/resend-verification`, dev);
   // Sign-in methods with something in each list, and a job with an ok and a failed run.
-  await d.t.backend.admin.updateApp(app, { settings: { corsOrigins: ["https://app.example.com"] } });
+  await d.t.backend.admin.updateApp(app, { settings: { corsOrigins: ["https://app.example.com"], orgs: { roles: { recruiter: { permissions: ["members.invite"] } } } } });
+  // An organization with a second member and an open invite link.
+  const org = (await d.call("POST", "/api/v1/orgs", { bearer: tenant.bearer, body: { name: "Acme" } })).body.org;
+  const link = (await d.call("POST", `/api/v1/orgs/${org.id}/invites`, { bearer: tenant.bearer, body: {} })).body.invite;
+  await d.call("POST", "/api/v1/orgs/invites/accept", { bearer: (await signupTenant(d.t)).bearer, body: { token: link.token } });
+  await d.call("POST", `/api/v1/orgs/${org.id}/invites`, { bearer: tenant.bearer, body: { role: "recruiter" } });
   await enrolTotp(d.t, tenant);
   const options = await d.call("POST", "/api/v1/auth/passkeys/register/options", { bearer: tenant.bearer, body: {} });
   await d.call("POST", "/api/v1/auth/passkeys/register", { bearer: tenant.bearer, body: { credential: softAuthenticator("https://app.example.com").create(options.body), name: "Phone" } });
@@ -59,7 +64,8 @@ describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
       const d = await openDashboard({ hooks: { cron: [cron("nightly", "every 1d", () => undefined)] } }, viewport);
       const tenant = await seed(d);
       const app = d.t.app.id;
-      const pages = ["/apps", "/usage", "/api", "/backups", "/jobs", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`, `/view-as/${app}/${tenant.id}`];
+      const orgId = (await d.call("GET", `/api/v1/admin/apps/${app}/orgs`, { developer: d.devToken })).body.orgs[0].id as string;
+      const pages = ["/apps", "/usage", "/api", "/backups", "/jobs", `/apps/${app}/email`, `/apps/${app}/logs`, `/apps/${app}/logs?tab=audit`, `/apps/${app}`, `/apps/${app}/settings`, `/apps/${app}/tenants`, `/apps/${app}/tenants/${tenant.id}`, `/apps/${app}/tenants/${tenant.id}/records/notes`, `/apps/${app}/plans`, `/apps/${app}/orgs`, `/apps/${app}/orgs/${orgId}`, `/apps/${app}/webhooks`, `/apps/${app}/outbox`, `/view-as/${app}/${tenant.id}`];
       const found: string[] = [];
       for (const hash of pages) {
         await d.go(hash);
@@ -76,6 +82,17 @@ describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
       await d.page.waitForSelector("dialog[open]");
       found.push(...(await violations(d)).map((v) => `passkey dialog ${v}`));
       await d.page.keyboard.press("Escape");
+      await d.go(`/apps/${app}/orgs/${orgId}`);
+      await d.click("button::-p-text(Delete organization…)");
+      await d.page.waitForSelector("dialog[open]");
+      found.push(...(await violations(d)).map((v) => `org dialog ${v}`));
+      await d.page.keyboard.press("Escape");
+      // The records browser live, with the banner of records that arrived under another sort.
+      await d.go(`/apps/${app}/tenants/${tenant.id}/records/notes?sort=${encodeURIComponent('{"n":1}')}`);
+      await d.page.waitForFunction(() => document.querySelector("[data-testid=live]")?.textContent === "Live");
+      await d.call("POST", "/api/v1/data/notes", { bearer: tenant.bearer, body: { data: { n: 4 } } });
+      await d.page.waitForSelector("[data-testid=new-records]");
+      found.push(...(await violations(d)).map((v) => `live records ${v}`));
       await d.click("button::-p-text(Sign out)");
       await d.seeText("Sign in to tenantd");
       found.push(...(await violations(d)).map((v) => `sign-in ${v}`));

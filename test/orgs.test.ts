@@ -455,8 +455,25 @@ describe("tenantd org (CLI)", () => {
     expect((await json(["list", "--tenant", "bob@example.com"])).orgs.map((x: { name: string; role: string }) => [x.name, x.role])).toEqual([["Acme", "admin"], ["Solo", "owner"]]);
     const developer = await ownedApp(t);
     const viaApi = await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs/${acme.id}?limit=1`, { developer });
-    expect(viaApi.body).toEqual({ org: { id: acme.id, name: "Acme", kind: "team", createdAt: expect.any(String), updatedAt: expect.any(String) }, members: [expect.objectContaining({ email: "alice@example.com", role: "owner" })], next: expect.any(String) });
     expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs?limit=1&offset=1`, { developer })).body).toMatchObject({ orgs: [{ id: acme.id, members: 2 }], total: 2 });
+    // The first page carries the invites (here the link bob joined with) and the seats.
+    expect(viaApi.body).toEqual({
+      org: { id: acme.id, name: "Acme", kind: "team", createdAt: expect.any(String), updatedAt: expect.any(String) },
+      members: [expect.objectContaining({ email: "alice@example.com", role: "owner" })],
+      next: expect.any(String),
+      invites: [expect.objectContaining({ kind: "link", email: null, role: "admin", status: "pending", uses: 1 })],
+      seats: { limit: null, used: 2, pending: 0, remaining: null },
+    });
+    const later = await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs/${acme.id}?limit=1&after=${viaApi.body.next}`, { developer });
+    expect(later.body).toEqual({ org: expect.objectContaining({ id: acme.id }), members: [expect.objectContaining({ email: "bob@example.com", role: "admin" })], next: null });
+    expect((await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/bob%40example.com/orgs`, { developer })).body.orgs.map((x: { name: string; role: string }) => [x.name, x.role]).sort()).toEqual([["Acme", "admin"], ["Solo", "owner"]]);
+    // Another developer can neither read nor delete the app's organizations.
+    const stranger = await developerSession(t);
+    expectError(await t.request("DELETE", `/api/v1/admin/apps/${t.app.id}/orgs/${solo.id}`, { developer: stranger }), 404, "not_found");
+    expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/${bob.id}/orgs`, { developer: stranger }), 404, "not_found");
+    expect((await t.request("DELETE", `/api/v1/admin/apps/${t.app.id}/orgs/${solo.id}`, { developer })).status).toBe(204);
+    expectError(await o.as(bob, "GET", `/${solo.id}`), 404, "not_found");
+
     expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/orgs/${acme.id}`, { developer: await developerSession(t) }), 404, "not_found");
     expect((await json(["show", acme.id])).members.map((m: { email: string; role: string }) => [m.email, m.role])).toEqual([["alice@example.com", "owner"], ["bob@example.com", "admin"]]);
     expect(await orgCli(t.dataDir, ["show", acme.id, "--app", t.app.id])).toContain("alice@example.com");

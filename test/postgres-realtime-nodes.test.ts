@@ -113,4 +113,17 @@ describe("realtime across nodes", () => {
     expect(all).toEqual(written);
     expect(rest.length).toBe(written.length - seen.length);
   }, 90_000);
+
+  it("a developer's live view on B (the dashboard's records browser) gets a write made on A, and ends when the developer signs out on A", async () => {
+    const t = await signup();
+    const me = (await call(A, "GET", "/api/v1/auth/me", { bearer: t.bearer })).body.tenant.id as string;
+    const dev = (await call(A, "POST", "/api/v1/developer/login", { body: { email: "dev@example.com", password: "developer password" } })).body.token as string;
+    const live = await openSse(`${B.url}/api/v1/admin/apps/${appId}/tenants/${me}/records/notes/live`, { authorization: `Bearer ${dev}` });
+    expect(live.status).toBe(200);
+    await live.next((e) => e.event === "ready");
+    const made = await call(A, "POST", "/api/v1/data/notes", { bearer: t.bearer, body: { data: { from: "A" } } });
+    expect(await live.next(recordEvent, 10_000)).toMatchObject({ event: "created", data: { id: made.body.record.id, subscriptions: ["live"] } });
+    expect((await call(A, "POST", "/api/v1/developer/logout", { developer: dev })).status).toBeLessThan(300);
+    expect((await live.next((e) => e.event === "ended", 3000)).data.reason).toBe("session_ended");
+  }, 60_000);
 });

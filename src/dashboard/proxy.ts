@@ -24,7 +24,8 @@ export async function forwardToAdminApi(h3: H3, core: Core, event: H3Event): Pro
   if (!SAFE_METHODS.has(method)) requireCsrf(event, core, session.tokenHash);
 
   const headers = new Headers({ authorization: `Bearer ${session.token}` });
-  for (const name of ["content-type", "content-length", "accept"]) {
+  // last-event-id: an EventSource reconnecting to a live view resumes where it left off.
+  for (const name of ["content-type", "content-length", "accept", "last-event-id"]) {
     const value = event.req.headers.get(name);
     if (value !== null) headers.set(name, value);
   }

@@ -11,6 +11,7 @@ import { DataBody } from "../data/routes.ts";
 import * as data from "../data/routes.ts";
 import { BatchBody } from "../data/batch.ts";
 import { SubscribeBody, UnsubscribeQuery } from "../realtime/routes.ts";
+import { AdminLiveQuery } from "../realtime/admin-live.ts";
 import { IndexesQuery } from "../data/indexes.ts";
 import * as family from "../family/routes.ts";
 import * as oauth from "../oauth/routes.ts";
@@ -265,6 +266,9 @@ export const OPERATIONS: Operation[] = [
   { method: "POST", path: `${base}/realtime/subscriptions`, tag: "realtime", summary: "Adds subscriptions (a collection and filter, or one record) to a stream, on any node", security: "tenant", body: SubscribeBody, responses: { 201: s.RealtimeSubscribed }, errors: ["invalid_filter", "not_found", "conflict"],
     description: "One subscription (`collection` with `filter` or `record`) or several (`subscriptions`). Filters are the list filter language without `$text`. The first subscriptions of a resumed stream start its replay." },
   { method: "DELETE", path: `${base}/realtime/subscriptions`, tag: "realtime", summary: "Removes subscriptions from a stream", security: "tenant", query: UnsubscribeQuery, responses: { 200: s.RealtimeRemoved }, errors: ["not_found"] },
+  { method: "GET", path: `${tenantAdmin}/records/:collection/live`, tag: "admin", summary: "A developer's live view of one tenant's collection (server-sent events), as the dashboard's records browser uses it", security: "developer", query: AdminLiveQuery, responses: { 200: "sse" }, errors: ["not_found", "invalid_filter", "invalid_request", "rate_limited"],
+    headers: [{ name: "last-event-id", description: "The last id the client saw: the stream replays what it missed, or sends `reset` when that is past the window." }],
+    description: "One subscription, fixed when the stream opens: the collection, narrowed by `filter` when given. The same events as GET /api/v1/realtime (`ready`, `created`, `updated`, `deleted`, `left`, `tenant`, `reset`, `dropped`, `closing`), every record event naming the subscription `live`; `ended` when the developer session ends or the app is no longer yours. docs/dashboard.md." },
   { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },
 ];
 

@@ -20,7 +20,6 @@ export const OrgMemberPage = obj({ members: v.array(OrgMember), next: v.nullable
 
 export const AdminOrg = obj({ id: v.string(), name: v.string(), kind: v.picklist(["team", "family"]), createdAt: iso, updatedAt: iso });
 export const AdminOrgList = obj({ orgs: v.array(obj({ ...AdminOrg.entries, members: v.number() })), total: v.number(), limit: v.number(), offset: v.number() });
-export const AdminOrgDetail = obj({ org: AdminOrg, members: v.array(OrgMember), next: v.nullable(v.string()) });
 export const OrgSeats = obj({ limit: v.nullable(v.number()), used: v.number(), pending: v.number(), remaining: v.nullable(v.number()) });
 export const OrgInvite = obj({
   id: v.string(),
@@ -36,6 +35,8 @@ export const OrgInvite = obj({
 });
 export const OrgInviteCreated = obj({ invite: obj({ ...OrgInvite.entries, token: v.string(), url: v.nullable(v.string()) }), seats: OrgSeats });
 export const OrgInviteList = obj({ invites: v.array(OrgInvite), seats: OrgSeats });
+/** With the first page (no `after`): the invites and seats too. */
+export const AdminOrgDetail = obj({ org: AdminOrg, members: v.array(OrgMember), next: v.nullable(v.string()), invites: v.optional(v.array(OrgInvite)), seats: v.optional(OrgSeats) });
 
 const NOTE_404 = "An organization the tenant is not a member of (or of another app) answers 404, like one that does not exist; a member whose role does not allow the action gets 403.";
 
@@ -59,8 +60,11 @@ export const ORG_OPERATIONS: Operation[] = [
   { method: "POST", path: `${base}/invites/accept`, tag: "orgs", summary: "Join an organization with an invite token", security: "tenant", body: AcceptBody, responses: { 200: OrgReply }, errors: ["invalid_token", "forbidden", "seats_full", "conflict"],
     description: "A new person signs up with the token as `inviteToken` (POST /auth/signup) instead. An email invite is accepted only by the tenant with that email (403 otherwise)." },
   { method: "GET", path: "/api/v1/admin/apps/:appId/orgs", tag: "admin", summary: "The app's organizations, newest first, with member counts", security: "developer", query: AdminOrgsQuery, responses: { 200: AdminOrgList } },
-  { method: "GET", path: "/api/v1/admin/apps/:appId/orgs/:orgId", tag: "admin", summary: "One organization of the app and a page of its members (join order; `after` = the previous `next`)", security: "developer", query: MembersQuery, responses: { 200: AdminOrgDetail },
+  { method: "GET", path: "/api/v1/admin/apps/:appId/orgs/:orgId", tag: "admin", summary: "One organization of the app and a page of its members (join order; `after` = the previous `next`); the first page also has its invites and seats", security: "developer", query: MembersQuery, responses: { 200: AdminOrgDetail },
     errors: ["invalid_cursor"] },
+  { method: "DELETE", path: "/api/v1/admin/apps/:appId/orgs/:orgId", tag: "admin", summary: "Delete an organization of the app with its members and invites (the dashboard's and `tenantd org delete`'s deletion)", security: "developer", responses: { 204: "empty" }, errors: ["not_found"],
+    description: "Audited as `org.deleted` with the developer as the actor; the `org.deleted` webhook fires." },
+  { method: "GET", path: "/api/v1/admin/apps/:appId/tenants/:tenantId/orgs", tag: "admin", summary: "The organizations a tenant belongs to, with its role in each (what the tenant's own GET /orgs answers)", security: "developer", responses: { 200: OrgList }, errors: ["not_found"] },
   { method: "POST", path: `${org}/leave`, tag: "orgs", summary: "Leave the organization", security: "tenant", body: NoBody, responses: { 204: "empty" }, errors: ["not_found", "conflict"], description: "The last owner cannot leave (409): make another member owner first, or delete the organization." },
 ];
 

@@ -3,9 +3,10 @@ import type { AppRow } from "../db/types.ts";
 import { audit, type AuditOrigin } from "../audit/audit.ts";
 import { enqueueEvent, type OrgEventName } from "../webhooks/events.ts";
 
-/** Who is acting, for the trail: a tenant from a request, or the operator (CLI, `backend.admin`). */
+/** Who is acting, for the trail: a tenant from a request, the app's developer (admin API), or the operator (CLI, `backend.admin`). */
 export interface OrgActor {
   tenantId: string | null;
+  developerId?: string;
   origin?: AuditOrigin;
 }
 
@@ -28,7 +29,7 @@ export async function orgChanged(
     tenantId: member?.tenantId ?? actor.tenantId,
     target: orgId,
     details,
-    actor: actor.tenantId ? { type: "tenant", id: actor.tenantId } : { type: "operator" },
+    actor: actor.tenantId ? { type: "tenant", id: actor.tenantId } : actor.developerId ? { type: "developer", id: actor.developerId } : { type: "operator" },
     origin: actor.origin,
   });
   await enqueueEvent(core, { appId: app.id, event, tenantId: member?.tenantId ?? actor.tenantId, email: member?.email ?? null, payload: { orgId, ...details } });

@@ -69,9 +69,9 @@ export async function transferOrg(core: Core, app: AppRow, actor: OrgActor & { t
   return { org: toPublicOrg({ ...org, role: "admin" }) };
 }
 
-/** The operator's deletion (CLI): no membership needed; the trail names the operator. */
-export async function deleteOrgAsOperator(core: Core, app: AppRow, orgId: string): Promise<void> {
+/** The operator's deletion (CLI) or the app's developer's (dashboard): no membership needed; the trail names who. */
+export async function deleteOrgAsOperator(core: Core, app: AppRow, orgId: string, actor: OrgActor = { tenantId: null }): Promise<void> {
   const org = await core.db.orgs.byId(app.id, orgId);
   if (!org || !(await core.db.orgs.remove(app.id, orgId))) throw fail("not_found", `No organization ${orgId} in app ${app.name}.`);
-  await orgChanged(core, app, { tenantId: null }, "org.deleted", orgId, { name: org.name });
+  await orgChanged(core, app, actor, "org.deleted", orgId, { name: org.name });
 }

@@ -3,7 +3,8 @@ import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
 import { noStore, requireDeveloper, requireOwnApp, requireTenant } from "../http/guards.ts";
-import { AdminOrgsQuery, listAppOrgs, showAppOrg } from "./admin.ts";
+import { AdminOrgsQuery, adminOrgPage, deleteAppOrg, listAppOrgs, tenantOrgs } from "./admin.ts";
+import { requireTenantRef } from "../auth/tenant-ref.ts";
 import { requestOrigin } from "../audit/http.ts";
 import { NoBody } from "../family/routes.ts";
 import { createOrg, deleteOrg, getOrg, listOrgs, OrgBody, renameOrg, transferOrg, TransferBody } from "./orgs.ts";
@@ -119,6 +120,21 @@ export function registerOrgRoutes(router: Router, core: Core): void {
   router.get("/api/v1/admin/apps/:appId/orgs/:orgId", async (event) => {
     const { developer } = await requireDeveloper(event, core);
     const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
-    return showAppOrg(core, app, param(event, "orgId"), parseInput(MembersQuery, getQuery(event), "query"));
+    return adminOrgPage(core, app, param(event, "orgId"), parseInput(MembersQuery, getQuery(event), "query"));
+  });
+
+  router.delete("/api/v1/admin/apps/:appId/orgs/:orgId", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
+    await deleteAppOrg(core, app, param(event, "orgId"), { tenantId: null, developerId: developer.id, origin: requestOrigin(event, core) });
+    event.res.status = 204;
+    return null;
+  });
+
+  router.get("/api/v1/admin/apps/:appId/tenants/:tenantId/orgs", async (event) => {
+    const { developer } = await requireDeveloper(event, core);
+    const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
+    const tenant = await requireTenantRef(core, app, decodeURIComponent(param(event, "tenantId")));
+    return tenantOrgs(core, app, tenant.id);
   });
 }

@@ -78,6 +78,12 @@ export interface StreamOwner {
   tenantId: string;
   sessionId: string;
   ip: string;
+  /**
+   * A developer watching the tenant's records (the dashboard, src/realtime/admin-live.ts):
+   * `sessionId` is then the developer session's token hash. Such a stream ends with that
+   * session or when the app is no longer the developer's, and is not the tenant's to count.
+   */
+  developerId?: string;
 }
 
 interface Stream extends StreamOwner {
@@ -376,6 +382,15 @@ export function createRealtimeHub(core: Core) {
     }
   }
 
+  async function sessionAlive(s: Stream, sid: string, now: number): Promise<boolean> {
+    if (s.developerId !== undefined) {
+      const developer = await core.db.developers.findBySession(sid, now);
+      return developer?.id === s.developerId && (await core.db.apps.findById(s.appId))?.ownerId === s.developerId;
+    }
+    const state = await core.db.sessions.state(sid, now);
+    return !!state && state.endedAt === null && state.expiresAt > now && state.tenantId === s.tenantId;
+  }
+
   let checking = false;
   /** Ends, within a tick, every stream whose session ended (logout, password reset, deletion, refresh-token reuse), on whichever node ended it. */
   async function checkSessions(): Promise<void> {
@@ -390,9 +405,9 @@ export function createRealtimeHub(core: Core) {
         else bySession.set(s.sessionId, [s]);
       }
       for (const [sid, list] of bySession) {
-        const state = await core.db.sessions.state(sid, now);
-        if (!state || state.endedAt !== null || state.expiresAt <= now || state.tenantId !== list[0]!.tenantId) {
-          for (const s of list) s.end(`event: ended\ndata: {"reason":"session_ended","message":"This session has ended (signed out, password reset or account deleted). Sign in again."}\n\n`);
+        if (!(await sessionAlive(list[0]!, sid, now))) {
+          const message = list[0]!.developerId === undefined ? "This session has ended (signed out, password reset or account deleted). Sign in again." : "Your developer session has ended, or this app is no longer yours. Sign in again.";
+          for (const s of list) s.end(`event: ended\ndata: ${JSON.stringify({ reason: "session_ended", message })}\n\n`);
         }
       }
     } catch (e) {
@@ -461,6 +476,9 @@ export function createRealtimeHub(core: Core) {
     return ids.filter((id) => s.subs.delete(id));
   }
 
+  /** A tenant's subscription calls reach its own streams; a developer's stream takes none (its subscription is fixed at open). */
+  const tenantOwns = (s: Stream, appId: string, tenantId: string) => s.appId === appId && s.tenantId === tenantId && s.developerId === undefined;
+
   const notFound = (streamId: string): HubRefusal => ({
     refused: { code: "not_found", message: `No open realtime stream ${streamId.slice(0, 80)} of yours: it ended (reconnect and subscribe again) or belongs to another account.` },
   });
@@ -477,7 +495,7 @@ export function createRealtimeHub(core: Core) {
       return;
     }
     const s = streams.get(r.stream);
-    if (!s || s.appId !== r.appId || s.tenantId !== r.tenantId) return; // not ours: another node answers, or nobody (the asker times out)
+    if (!s || !tenantOwns(s, r.appId, r.tenantId)) return; // not ours: another node answers, or nobody (the asker times out)
     const answer = r.op === "add" ? await subscribeLocal(s, r.specs) : { removed: unsubscribeLocal(s, r.ids) };
     await core.db.realtime.signal(`rp:${r.req}:${JSON.stringify("refused" in answer ? answer : Array.isArray(answer) ? { added: answer.map(describe) } : answer)}`).catch(() => undefined);
   }
@@ -516,11 +534,12 @@ export function createRealtimeHub(core: Core) {
     /**
      * Opens a stream: its body, or the refusal when a limit is reached. `resume`: the
      * Last-Event-ID position, replayed once the first subscriptions arrive (or `reset`).
+     * `initial`: subscriptions the stream starts with (check them first with `check`).
      */
-    async open(owner: StreamOwner, lastEventId: string | undefined): Promise<ReadableStream<Uint8Array> | { limit: string }> {
+    async open(owner: StreamOwner, lastEventId: string | undefined, initial?: SubscriptionSpec[]): Promise<ReadableStream<Uint8Array> | { limit: string }> {
       let tenantCount = 0;
-      for (const s of byTenant.get(tenantKey(owner.appId, owner.tenantId)) ?? []) if (!s.closed) tenantCount++;
-      if (tenantCount >= cfg.maxConnectionsPerTenant) {
+      for (const s of byTenant.get(tenantKey(owner.appId, owner.tenantId)) ?? []) if (!s.closed && s.developerId === undefined) tenantCount++;
+      if (owner.developerId === undefined && tenantCount >= cfg.maxConnectionsPerTenant) {
         return { limit: `This account already has ${tenantCount} realtime streams open here, the most it may (realtime.maxConnectionsPerTenant): share one stream between subscriptions, or close one.` };
       }
       if ((perIp.get(owner.ip) ?? 0) >= cfg.maxConnectionsPerIp) {
@@ -586,7 +605,17 @@ export function createRealtimeHub(core: Core) {
       if (firstOfApp) await announce(owner.appId).catch(() => undefined);
       s.send(`retry: 1000\nid: ${positionId(s.position, now)}\nevent: ready\ndata: ${JSON.stringify({ stream: s.id, resumed: resumeFrom !== undefined })}\n\n`);
       if (reset) s.send(`id: ${positionId(head, now)}\nevent: reset\ndata: ${JSON.stringify({ message: reset })}\n\n`);
+      if (initial) {
+        const added = await subscribeLocal(s, initial);
+        if ("refused" in added) s.end(`event: ended\ndata: ${JSON.stringify({ reason: added.refused.code, message: added.refused.message })}\n\n`);
+      }
       return body;
+    },
+
+    /** The refusal of these subscriptions, if any, before a stream is opened with them. */
+    check(specs: SubscriptionSpec[]): HubRefusal | undefined {
+      const built = build(specs);
+      return "refused" in built ? built : undefined;
     },
 
     /** Adds subscriptions to a stream of the tenant on any node. */
@@ -595,7 +624,7 @@ export function createRealtimeHub(core: Core) {
       if ("refused" in built) return built;
       const s = streams.get(streamId);
       if (s) {
-        if (s.appId !== appId || s.tenantId !== tenantId) return notFound(streamId);
+        if (!tenantOwns(s, appId, tenantId)) return notFound(streamId);
         const added = await subscribeLocal(s, specs);
         return "refused" in added ? added : added.map(describe);
       }
@@ -606,7 +635,7 @@ export function createRealtimeHub(core: Core) {
 
     async unsubscribe(appId: string, tenantId: string, streamId: string, ids: string[]): Promise<string[] | HubRefusal> {
       const s = streams.get(streamId);
-      if (s) return s.appId === appId && s.tenantId === tenantId ? unsubscribeLocal(s, ids) : notFound(streamId);
+      if (s) return tenantOwns(s, appId, tenantId) ? unsubscribeLocal(s, ids) : notFound(streamId);
       const answer = (await askRemote({ op: "remove", stream: streamId, appId, tenantId, ids })) as { removed: string[] } | undefined;
       return answer ? answer.removed : notFound(streamId);
     },

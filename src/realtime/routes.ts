@@ -10,6 +10,14 @@ import { COLLECTION_NAME } from "../apps/settings.ts";
 import { allowOriginFor } from "../http/cors.ts";
 import type { HubRefusal, RealtimeHub, StreamOwner, SubscriptionSpec } from "./hub.ts";
 
+/** A stream's reply headers. */
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-store",
+  // nginx and similar proxies buffer replies unless told not to: events would wait.
+  "x-accel-buffering": "no",
+};
+
 /** A ticket is good for this long, once. */
 export const TICKET_SECONDS = 30;
 
@@ -97,14 +105,7 @@ export function registerRealtimeRoutes(router: Router, core: Core): void {
     const lastEventId = event.req.headers.get("last-event-id") ?? (typeof query === "string" ? query : undefined);
     const opened = await hubOf(core).open(owner, lastEventId ?? undefined);
     if ("limit" in opened) throw fail("rate_limited", opened.limit, { "retry-after": "5" });
-    return new Response(opened, {
-      headers: {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        // nginx and similar proxies buffer replies unless told not to: events would wait.
-        "x-accel-buffering": "no",
-      },
-    });
+    return new Response(opened, { headers: SSE_HEADERS });
   });
 
   router.post("/api/v1/realtime/subscriptions", async (event) => {

@@ -11,11 +11,13 @@ import { WebhooksPage } from "./webhooks.js";
 import { OutboxPage } from "./outbox.js";
 import { EmailPage } from "./email.js";
 import { LogsPage } from "./logs.js";
+import { OrgsPage, OrgPage } from "./orgs.js";
 
 const TABS = [
   ["", "Overview"],
   ["settings", "Settings"],
   ["tenants", "Tenants"],
+  ["orgs", "Organizations"],
   ["plans", "Plans"],
   ["webhooks", "Webhooks"],
   ["email", "Email"],
@@ -34,6 +36,8 @@ export function AppLayout({ appId, route, session }) {
     else if (tab === "tenants" && id && sub === "records" && collection) page = html`<${RecordsPage} app=${app} tenantId=${id} collection=${collection} />`;
     else if (tab === "tenants" && id) page = html`<${TenantPage} app=${app} tenantId=${id} />`;
     else if (tab === "tenants") page = html`<${TenantsPage} app=${app} />`;
+    else if (tab === "orgs" && id) page = html`<${OrgPage} app=${app} orgId=${id} />`;
+    else if (tab === "orgs") page = html`<${OrgsPage} app=${app} />`;
     else if (tab === "plans") page = html`<${PlansPage} app=${app} />`;
     else if (tab === "webhooks") page = html`<${WebhooksPage} app=${app} session=${session} />`;
     else if (tab === "email") page = html`<${EmailPage} app=${app} />`;

@@ -1,5 +1,5 @@
-import { html, useState, useEffect } from "../vendor/preact-htm.js";
-import { api, qs } from "../api.js";
+import { html, useState, useEffect, useRef } from "../vendor/preact-htm.js";
+import { api, apiUrl, qs } from "../api.js";
 import { useHashQuery } from "../route.js";
 import { useLoad, Loaded, Empty, Field, Pager, ErrorNote, PageTitle, Confirm, Notice, fmtDate } from "../ui.js";
 import { NewRecord, RecordForm, mergePatchFor } from "./record-editor.js";
@@ -35,8 +35,55 @@ const HELPERS = [
   ["created after", '{"$createdAt": {"$gte": "2026-01-01T00:00:00Z"}}'],
 ];
 
-/** One collection of one tenant, with the records API's filter and sort language. */
 const VIEW = { filter: "", sort: "", offset: 0 };
+
+const LIVE_TEXT = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", off: "Not live: reload the page to retry" };
+
+/**
+ * The shown page kept current from the developer's live view of the collection (GET
+ * …/records/{collection}/live, the same filter): on the first page of the newest-first
+ * order a new record goes on top; anywhere else it is counted for the "new records" banner.
+ * Changes and deletions apply to the rows shown. `reset` (the stream could not resume)
+ * reloads the page.
+ */
+function useLiveRecords(base, query, data, reload, active) {
+  // The live changes apply to the page they arrived on: new data (a reload, another page) starts over.
+  const [view, setView] = useState({ from: data, value: data });
+  const [fresh, setFresh] = useState(0);
+  const [status, setStatus] = useState("connecting");
+  const top = !query.sort && query.offset === 0;
+  const topRef = useRef(top);
+  topRef.current = top;
+  useEffect(() => {
+    setView({ from: data, value: data });
+    setFresh(0);
+  }, [data]);
+  useEffect(() => {
+    if (!active) return undefined;
+    setStatus("connecting");
+    const source = new EventSource(apiUrl(`${base}/live${qs({ filter: query.filter })}`));
+    const on = (type, fn) => source.addEventListener(type, (e) => fn(JSON.parse(e.data)));
+    const change = (fn) => setView(({ from, value }) => ({ from, value: value && fn(value) }));
+    // Only a row shown moves the total: a change the page already reloaded after (the developer's own delete) is not counted twice.
+    const remove = (id) => change((v) => (v.records.some((r) => r.id === id) ? { ...v, total: Math.max(0, v.total - 1), records: v.records.filter((r) => r.id !== id) } : v));
+    on("ready", () => setStatus("live"));
+    on("created", ({ record }) => {
+      if (!topRef.current) return setFresh((n) => n + 1);
+      change((v) => (v.records.some((r) => r.id === record.id) ? v : { ...v, total: v.total + 1, records: [record, ...v.records].slice(0, LIMIT) }));
+    });
+    on("updated", ({ record }) => change((v) => ({ ...v, records: v.records.map((r) => (r.id === record.id ? record : r)) })));
+    on("deleted", ({ id }) => remove(id));
+    on("left", ({ id }) => remove(id));
+    on("reset", () => reload());
+    on("ended", () => (source.close(), setStatus("off")));
+    // The browser reconnects by itself (with Last-Event-ID) unless the server refused it.
+    source.onerror = () => setStatus(source.readyState === EventSource.CLOSED ? "off" : "reconnecting");
+    return () => source.close();
+  }, [base, query.filter, active]);
+  return { data: view.from === data ? view.value : data, fresh, status };
+}
+
+/** One collection of one tenant, with the records API's filter and sort language. */
 
 export function RecordsPage({ app, tenantId, collection }) {
   const [query, setQuery] = useHashQuery(VIEW);
@@ -49,6 +96,7 @@ export function RecordsPage({ app, tenantId, collection }) {
   }, [query.filter, query.sort]);
   const base = `admin/apps/${app.id}/tenants/${encodeURIComponent(tenantId)}/records/${collection}`;
   const state = useLoad(() => api("GET", `${base}${qs({ filter: query.filter, sort: query.sort, limit: LIMIT, offset: query.offset })}`), [base, query], base);
+  const live = useLiveRecords(base, query, state.data, state.reload, !state.error);
   const [notice, setNotice] = useState(null);
   const [confirm, setConfirm] = useState(null);
   const changed = (message) => {
@@ -91,12 +139,17 @@ export function RecordsPage({ app, tenantId, collection }) {
     <${NewRecord} base=${base} collection=${collection} onCreated=${(r) => changed(`Record ${r.id} created.`)} />
     <${Notice}>${notice}<//>
     ${confirm ? html`<${Confirm} title=${confirm.title} body=${confirm.body} typed=${confirm.typed} action=${confirm.action} onConfirm=${confirm.run} onCancel=${() => setConfirm(null)} />` : null}
-    ${state.error ? null : html`<${Loaded} state=${state}>${(d) =>
+    ${state.error ? null : html`<p><span class=${`badge live-${live.status}`} data-testid="live" role="status">${LIVE_TEXT[live.status]}</span></p>`}
+    ${live.fresh > 0
+      ? html`<div class="warn row spread" role="status" data-testid="new-records"><span>${live.fresh.toLocaleString()} new record${live.fresh === 1 ? "" : "s"} since this page loaded.</span>
+          <button type="button" class="small" onClick=${() => (query.offset === 0 ? state.reload() : setQuery({ ...query, offset: 0 }))}>Show the latest</button></div>`
+      : null}
+    ${state.error ? null : html`<${Loaded} state=${{ ...state, data: live.data }}>${(d) =>
       d.records.length === 0
         ? html`<${Empty}><p>${query.filter ? "No record matches this filter." : "This collection is empty."}</p><//>`
         : html`<div class="row spread"><p class="muted" data-testid="record-total">${d.total.toLocaleString()} record${d.total === 1 ? "" : "s"}</p>
             <button type="button" class="danger" onClick=${() => bulkDelete(d.total)}>Delete ${query.filter ? "all matching" : "all"} (${d.total.toLocaleString()})…</button></div>
-          <ol class="records">${d.records.map((r) => html`<${RecordItem} key=${r.id + r.updatedAt} base=${base} record=${r} onChanged=${changed} onConfirm=${setConfirm} />`)}</ol>
+          <ol class="records">${d.records.map((r) => html`<${RecordItem} key=${r.id} base=${base} record=${r} onChanged=${changed} onConfirm=${setConfirm} />`)}</ol>
           <${Pager} total=${d.total} limit=${LIMIT} offset=${d.offset} loading=${state.loading} onPage=${(offset) => setQuery({ ...query, offset })} />`}<//>`}
   </div>`;
 }

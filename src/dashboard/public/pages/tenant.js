@@ -4,6 +4,7 @@ import { useLoad, useAction, Loaded, ErrorNote, Empty, Confirm, PageTitle, fmtDa
 import { BillingCard } from "./tenant-billing.js";
 import { FilesCard } from "./tenant-files.js";
 import { SignInMethodsCard } from "./tenant-sign-in.js";
+import { TenantOrgsCard } from "./orgs.js";
 
 /** One tenant: everything about them from one API call, and the developer's actions. */
 export function TenantPage({ app, tenantId }) {
@@ -91,6 +92,7 @@ export function TenantPage({ app, tenantId }) {
         ? html`<p>Family members:</p><ul class="plain">${d.family.members.map((m) => html`<li key=${m.tenantId}><a href=${`#/apps/${app.id}/tenants/${m.tenantId}`}>${m.email}</a> since ${fmtDate(m.joinedAt)}</li>`)}</ul>`
         : d.family.owner ? null : html`<p class="muted">No family.</p>`}
     </div>
+    <${TenantOrgsCard} app=${app} tenantId=${d.tenant.id} />
     ${confirm === "delete"
       ? html`<${Confirm} title="Delete this tenant?" typed=${d.tenant.email} action="Delete tenant"
           body="Removes the account, its records, files and sessions, cancels a paid subscription, and fires tenant.deleted (reason admin_delete) to your webhook. There is no undo."
