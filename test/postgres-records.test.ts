@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresEngine, seedApp } from "./_engines.ts";
 import { recordFilterGenerator, seededRandom } from "./_random.ts";
-import { UniqueConflict } from "../src/db/shared.ts";
+import { QuotaReached, UniqueConflict } from "../src/db/shared.ts";
 
 /** The clock reading `list` takes (SQLite's automatic indexes use it; PostgreSQL ignores it). */
 const LIST_NOW = Date.UTC(2026, 0, 15, 12);
@@ -187,6 +187,18 @@ describe("records on PostgreSQL", () => {
     const all = await pg.db.records.list(s, parseFilter(JSON.stringify({ sku: "A-1" })), parseSort(undefined), { limit: 100, offset: 0, maxBytes: 1e7, maxRecordBytes: 1024 * 1024 }, LIST_NOW);
     expect(all.total).toBe(1);
     expect(JSON.parse(all.records[0]!.data).hits).toBe(11);
+
+    // Upserts of the record that now exists write over the version they read, without a
+    // transaction: none is lost, growing under a byte cap too (the gate in the same statement).
+    const grow = (i: number) => (d: Record<string, unknown>) => ({ ...d, [`f${i}`]: "x".repeat(i), hits: Number(d.hits ?? 0) + 1 });
+    const more = await Promise.all(Array.from({ length: 24 }, (_, i) => pg.db.records.upsert(s, { field: "sku", value: "A-1" }, `up2-${i}`, { sku: "A-1" }, grow(i), T0, ["sku"], null, 10_000_000)));
+    expect(more.every((u) => !u.created)).toBe(true);
+    const after = JSON.parse((await pg.db.records.get(s, all.records[0]!.id))!.data);
+    expect(after.hits).toBe(35);
+    expect(Object.keys(after).filter((k) => k.startsWith("f"))).toHaveLength(24);
+    // Past the tenant's byte cap: refused, the record as it was.
+    await expect(pg.db.records.upsert(s, { field: "sku", value: "A-1" }, "up3", { sku: "A-1" }, grow(5000), T0, ["sku"], null, 1000)).rejects.toBeInstanceOf(QuotaReached);
+    expect(JSON.parse((await pg.db.records.get(s, all.records[0]!.id))!.data)).toEqual(after);
   });
 
   test("indexed fields get expression indexes the planner uses for equality, ranges and sorts", async () => {

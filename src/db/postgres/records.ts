@@ -16,6 +16,8 @@ import type { NewRealtimeChange } from "../types.ts";
 import { createVersionedTotals } from "./totals.ts";
 
 const COLUMNS = "seq, id, data, created_at, updated_at";
+/** A record as read with its row version (xmin), for a write that lands only on that version. */
+type Versioned = RecordRow & { version: string };
 
 /** A page row with its scope's version and the total; one row of NULLs when the page is empty. */
 type ListRow = { version: number; total: number } & { [K in keyof RecordRow]: RecordRow[K] } & { id: string | null };
@@ -275,6 +277,25 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     return updated;
   }
 
+  /**
+   * Writes `transform` of `row` over it in one autocommitted statement, when the row is still
+   * the version that was read (xmin) and, growing under a byte cap, passes the byte gate in
+   * the same statement (as a create does). The written row; undefined when another write came
+   * first; null when grown data was not written (the byte gate refused, or another write came
+   * first): the locking path then makes room in the cap or says it is reached.
+   */
+  async function writeOver(scope: RecordScope, row: Versioned, transform: (d: Record<string, unknown>) => Record<string, unknown>, now: number, bytesCap: number | null | undefined) {
+    const text = JSON.stringify(transform(JSON.parse(row.data) as Record<string, unknown>));
+    const grow = bytesCap == null ? 0 : Buffer.byteLength(text) - Buffer.byteLength(row.data);
+    const written =
+      grow > 0
+        ? await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid
+            AND EXISTS (${bytesGate(sql, scope.tenantId, grow, bytesCap!)})`
+        : await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
+    if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
+    return grow > 0 ? null : undefined;
+  }
+
   async function upsertRow(tx: PgTx, feed: Feed | undefined, ...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
     // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
@@ -443,22 +464,32 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       // writes the record's words with it, in one transaction.
       // A fed scope takes the locking path: its change is appended in the write's transaction.
       for (let attempt = 0; unique.length === 0 && scope.search === undefined && !scope.feed && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
-        const [row] = await sql<(RecordRow & { version: string })[]>`SELECT seq, id, data, created_at, updated_at, xmin::text AS version FROM records
+        const [row] = await sql<Versioned[]>`SELECT seq, id, data, created_at, updated_at, xmin::text AS version FROM records
           WHERE id = ${id} AND app_id = ${scope.appId} AND tenant_id = ${scope.tenantId} AND collection = ${scope.collection}`;
         if (!row) return undefined;
-        const text = JSON.stringify(transform(JSON.parse(row.data) as Record<string, unknown>));
-        // Growing data under a byte cap passes the byte gate, which takes a transaction.
-        if (bytesCap != null && Buffer.byteLength(text) > Buffer.byteLength(row.data)) break;
-        const written = await sql`UPDATE records SET data = ${text}, updated_at = ${now} WHERE seq = ${row.seq} AND xmin = ${row.version}::xid`;
-        if (written.count === 1) return { seq: row.seq, id: row.id, data: text, createdAt: row.createdAt, updatedAt: now };
+        const written = await writeOver(scope, row, transform, now, bytesCap);
+        if (written) return written;
+        if (written === null) break;
       }
       return fed(async (tx, feed) => {
         const row = await byId(tx, scope, id, true);
         return row && updateRow(tx, scope, row, transform, now, unique, bytesCap, feed);
       });
     },
-    upsert: (scope, key, newId, data, transform, now, unique, cap, bytesCap) =>
-      fed((tx, feed) => upsertRow(tx, feed, scope, key, newId, data, transform, now, unique, cap, bytesCap)),
+    async upsert(scope, key, newId, data, transform, now, unique, cap, bytesCap) {
+      // The common upsert, of a record that exists, by a scalar key that is the collection's
+      // only unique field, without a transaction: read it with its version, write over that
+      // version. The result keeps the key's value (the data holds it), so no other record can
+      // come to share it; an insert of the key takes the key's lock below and finds this record.
+      if (unique.length === 1 && scope.search === undefined && !scope.feed && (key.value === null || typeof key.value !== "object")) {
+        const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+        const text = `SELECT ${COLUMNS}, xmin::text AS version FROM records WHERE ${w.sql} LIMIT 2`;
+        const [existing, duplicate] = await sql.unsafe<Versioned[]>(text, w.params as never[], { prepare: preparedText(text) });
+        const written = existing && !duplicate ? await writeOver(scope, existing, transform, now, bytesCap) : undefined;
+        if (written) return { row: written, created: false };
+      }
+      return fed((tx, feed) => upsertRow(tx, feed, scope, key, newId, data, transform, now, unique, cap, bytesCap));
+    },
     remove: (scope, id, now = Date.now()) => (scope.feed ? fed((tx, feed) => removeRow(tx, scope, id, feed, now)) : removeRow(sql, scope, id)),
     batch: (writes, now, check, claim) =>
       fed(async (tx, feed): Promise<BatchOutcome[] | "taken"> => {
