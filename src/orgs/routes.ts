@@ -9,6 +9,7 @@ import { NoBody } from "../family/routes.ts";
 import { createOrg, deleteOrg, getOrg, listOrgs, OrgBody, renameOrg, transferOrg, TransferBody } from "./orgs.ts";
 import { changeRole, leaveOrg, listMembers, MembersQuery, removeMember, RoleBody } from "./members.ts";
 import { AcceptBody, acceptOrgInvite, createOrgInvite, listOrgInvites, OrgInviteBody, revokeOrgInvite } from "./invites.ts";
+import { registerOrgBillingRoutes } from "./billing-routes.ts";
 
 /** Organizations, for their members (docs/organizations.md). Every route needs the tenant bearer. */
 export function registerOrgRoutes(router: Router, core: Core): void {
@@ -121,4 +122,6 @@ export function registerOrgRoutes(router: Router, core: Core): void {
     const app = await requireOwnApp(core, developer, getRouterParam(event, "appId"));
     return showAppOrg(core, app, param(event, "orgId"), parseInput(MembersQuery, getQuery(event), "query"));
   });
+
+  registerOrgBillingRoutes(router, core);
 }
