@@ -284,6 +284,10 @@ describe("organization usage, gifts and trials", () => {
     expect((await o.b.admin("DELETE", `/orgs/${orgId}/billing/gift`)).status).toBe(204);
     expectError(await o.b.admin("DELETE", `/orgs/${orgId}/billing/gift`), 404, "not_found");
     expect((await o.billing(owner, orgId)).subscription).toMatchObject({ source: "trial" });
+    expect((await o.b.admin("DELETE", `/orgs/${orgId}/billing/trial`)).status).toBe(204);
+    expectError(await o.b.admin("DELETE", `/orgs/${orgId}/billing/trial`), 404, "not_found");
+    expect((await o.billing(owner, orgId)).subscription).toBeNull();
+    await o.b.admin("POST", `/orgs/${orgId}/billing/trial`, { planId: o.plan.id, days: 14 });
     // A gift or trial grants the plan, not seats: the app's seats still apply.
     expect((await o.billing(owner, orgId)).seats.limit).toBeNull();
 
@@ -292,6 +296,8 @@ describe("organization usage, gifts and trials", () => {
       ["trial", "granted", "developer"],
       ["gift", "granted", "developer"],
       ["gift", "revoked", "developer"],
+      ["trial", "revoked", "developer"],
+      ["trial", "granted", "developer"],
     ]);
     expectError(await o.b.admin("POST", `/orgs/org_nope/billing/gift`, { planId: o.plan.id }), 404, "not_found");
     expectError(await o.b.admin("GET", `/orgs/org_nope/billing`), 404, "not_found");

@@ -9,7 +9,7 @@ import { FeatureKeyParam, IncrementBody, UsageQuery } from "../billing/usage.ts"
 import { requireRecentAuth } from "../auth/step-up.ts";
 import { asTenant, auditRequest, developerActor, requestOrigin } from "../audit/http.ts";
 import {
-  adminOrgBilling, grantOrg, incrementOrgUsage, openOrgPortal, OrgCheckoutBody, orgBilling, readOrgUsage, revokeOrgGift, SeatsBody, setOrgSeats, startOrgCheckout,
+  adminOrgBilling, grantOrg, incrementOrgUsage, openOrgPortal, OrgCheckoutBody, orgBilling, readOrgUsage, revokeOrgGrant, SeatsBody, setOrgSeats, startOrgCheckout,
 } from "./billing.ts";
 
 /** Billing per organization (docs/organizations.md#billing): its members' routes and the developer's. */
@@ -67,14 +67,16 @@ export function registerOrgBillingRoutes(router: Router, core: Core): void {
     const { app, actor } = await developerOf(event);
     return grantOrg(core, app, actor, orgId(event), "gift", await readJson(event, GiftBody, limit));
   });
-  router.delete(`${admin}/gift`, async (event) => {
-    const { app, actor } = await developerOf(event);
-    await revokeOrgGift(core, app, actor, orgId(event));
-    event.res.status = 204;
-    return null;
-  });
   router.post(`${admin}/trial`, async (event) => {
     const { app, actor } = await developerOf(event);
     return grantOrg(core, app, actor, orgId(event), "trial", await readJson(event, TrialBody, limit));
   });
+  for (const kind of ["gift", "trial"] as const) {
+    router.delete(`${admin}/${kind}`, async (event) => {
+      const { app, actor } = await developerOf(event);
+      await revokeOrgGrant(core, app, actor, orgId(event), kind);
+      event.res.status = 204;
+      return null;
+    });
+  }
 }

@@ -175,8 +175,9 @@ export async function grantOrg(core: Core, app: AppRow, actor: OrgActor, orgId: 
   return adminOrgBilling(core, app, orgId);
 }
 
-export async function revokeOrgGift(core: Core, app: AppRow, actor: OrgActor, orgId: string): Promise<void> {
+/** Takes a gift back, or ends a trial now; a paid subscription is untouched. */
+export async function revokeOrgGrant(core: Core, app: AppRow, actor: OrgActor, orgId: string, kind: "gift" | "trial"): Promise<void> {
   await requireOrg(core, app, orgId);
-  if (!(await core.db.orgBilling.removeSource(app.id, orgId, "gift"))) throw fail("not_found", "This organization has no gift to revoke.");
-  await orgChanged(core, app, actor, "org.subscription.updated", orgId, { source: "gift", change: "revoked" });
+  if (!(await core.db.orgBilling.removeSource(app.id, orgId, kind))) throw fail("not_found", `This organization has no ${kind} to ${kind === "gift" ? "revoke" : "end"}.`);
+  await orgChanged(core, app, actor, "org.subscription.updated", orgId, { source: kind, change: "revoked" });
 }
