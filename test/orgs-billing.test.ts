@@ -3,8 +3,11 @@
 // the organization, gifts and trials, against the Stripe fake and the development provider.
 import { afterEach, describe, expect, it } from "vitest";
 import { buildRequest, expectError, serveHttp, signupTenant, toReply, type TestTenant } from "./_helpers.ts";
-import { billingBackend, form, pathOf, type BillingBackend } from "./billing-fixtures.ts";
+import { billingBackend, form, pathOf } from "./billing-fixtures.ts";
 import { startFakeStripe, type FakeStripe } from "./fake-stripe.ts";
+import { clientBackend } from "./client-helpers.ts";
+import { createPlan } from "../src/billing/plans.ts";
+import { TenantdError } from "../src/client/index.ts";
 
 const SECRET_KEY = "sk_test_tenantd_orgs";
 const WEBHOOK_SECRET = "whsec_tenantd_orgs";
@@ -322,5 +325,27 @@ describe("organization usage, gifts and trials", () => {
     expect((await o.billing(owner, orgId)).subscription.cancelAtPeriodEnd).toBe(true);
     // The owner's own subscription was never touched.
     expect(await o.b.subscription(owner)).toBeNull();
+  });
+});
+
+describe("tenantd/client orgs.billing", () => {
+  it("one method per endpoint: checkout, get, setSeats, usage, increment, portal", async () => {
+    const { t, client } = await clientBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { corsOrigins: ["https://app.example.com"] } });
+    const app = (await t.backend.core.db.apps.findById(t.app.id))!;
+    const plan = await createPlan(t.backend.core, app, { name: "Team", slug: "team", priceCents: 1200, entitlements: { reports: 2 } });
+    const owner = client();
+    await owner.auth.signUp({ email: "owner@example.com", password: "correct horse battery" });
+    const org = await owner.orgs.create("Acme");
+    const url = await owner.orgs.billing.checkout(org.id, { planId: plan.id, ...urls, seats: 2 });
+    expect((await t.request("POST", pathOf(url), form({ action: "confirm" }))).status).toBe(303);
+    expect(await owner.orgs.billing.get(org.id)).toMatchObject({ subscription: { planSlug: "team", seats: 2 }, entitlements: { reports: 2 }, seats: { limit: 2, used: 1 } });
+    expect((await owner.orgs.billing.setSeats(org.id, 5)).seats).toEqual({ limit: 5, used: 1, pending: 0, remaining: 4 });
+    expect(await owner.orgs.billing.increment(org.id, "reports", { by: 2 })).toEqual({ count: 2, period: "monthly", limit: 2 });
+    expect(await owner.orgs.billing.usage(org.id, "reports")).toEqual({ count: 2, period: "monthly", limit: 2 });
+    const refused = await owner.orgs.billing.increment(org.id, "reports").then(() => undefined, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(TenantdError);
+    expect(refused).toMatchObject({ status: 402, code: "limit_reached" });
+    expect(await owner.orgs.billing.portal(org.id, { returnUrl: urls.successUrl })).toContain("/api/v1/public/billing/dev/portal/");
   });
 });
