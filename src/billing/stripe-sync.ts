@@ -111,26 +111,31 @@ export async function storeStripeSubscription(core: Core, app: AppRow, sub: Stri
     core.log.info("stripe subscription for no tenant of this app; ignored", { app: app.id, subscription: sub.id });
     return;
   }
+  const state = await stripeState(core, app, sub);
+  if (!state) return;
+  await core.db.billing.saveStripeCustomer(app.id, tenantId, customerId, state.now);
+  await core.db.billing.upsertProviderSubscription({ ...state, tenantId });
+  await core.hooks.emit("billing.subscriptionChanged", { app, tenantId, planId: state.planId, status: state.status, provider: "stripe" });
+}
+
+/** What tenantd stores of a Stripe subscription, whoever it is for; undefined (logged) when its price is linked to no plan. */
+async function stripeState(core: Core, app: AppRow, sub: Stripe.Subscription) {
   const plan = await planOf(core, app, sub);
   if (!plan) {
     core.log.error("stripe subscription whose price is linked to no plan; link the price to a plan", { app: app.id, subscription: sub.id });
-    return;
+    return undefined;
   }
-  const now = core.clock();
-  await core.db.billing.saveStripeCustomer(app.id, tenantId, customerId, now);
   const periodEnds = sub.items.data.map((i) => i.current_period_end).filter((n): n is number => typeof n === "number");
-  await core.db.billing.upsertProviderSubscription({
+  return {
     appId: app.id,
-    tenantId,
     planId: plan.id,
     status: toStatus(sub.status),
-    provider: "stripe",
+    provider: "stripe" as const,
     providerSubscriptionId: sub.id,
     currentPeriodEnd: periodEnds.length ? Math.max(...periodEnds) * 1000 : null,
     cancelAtPeriodEnd: sub.status !== "canceled" && (sub.cancel_at_period_end || sub.cancel_at !== null),
-    now,
-  });
-  await core.hooks.emit("billing.subscriptionChanged", { app, tenantId, planId: plan.id, status: toStatus(sub.status), provider: "stripe" });
+    now: core.clock(),
+  };
 }
 
 /** The organization a subscription is for: named at checkout, or known by its id or customer; never one a tenant's names. */
@@ -152,26 +157,10 @@ async function storeOrgSubscription(core: Core, app: AppRow, sub: Stripe.Subscri
     core.log.info("stripe subscription for no organization of this app; ignored", { app: app.id, subscription: sub.id });
     return;
   }
-  const plan = await planOf(core, app, sub);
-  if (!plan) {
-    core.log.error("stripe subscription whose price is linked to no plan; link the price to a plan", { app: app.id, subscription: sub.id });
-    return;
-  }
-  const now = core.clock();
-  await core.db.orgBilling.saveStripeCustomer(app.id, orgId, customerId, now);
-  const periodEnds = sub.items.data.map((i) => i.current_period_end).filter((n): n is number => typeof n === "number");
-  await writeOrgProviderSubscription(core, app, {
-    appId: app.id,
-    orgId,
-    planId: plan.id,
-    status: toStatus(sub.status),
-    provider: "stripe",
-    providerSubscriptionId: sub.id,
-    currentPeriodEnd: periodEnds.length ? Math.max(...periodEnds) * 1000 : null,
-    cancelAtPeriodEnd: sub.status !== "canceled" && (sub.cancel_at_period_end || sub.cancel_at !== null),
-    seats: seatsOf(sub),
-    now,
-  });
+  const state = await stripeState(core, app, sub);
+  if (!state) return;
+  await core.db.orgBilling.saveStripeCustomer(app.id, orgId, customerId, state.now);
+  await writeOrgProviderSubscription(core, app, { ...state, orgId, seats: seatsOf(sub) });
 }
 
 /**
