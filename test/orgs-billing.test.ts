@@ -119,6 +119,7 @@ describe("organization billing with Stripe", () => {
     const portal = await o.as(owner, "POST", `/${orgId}/billing/portal`, { returnUrl: "https://app.example.com/billing" });
     expect(portal.status, portal.text).toBe(200);
     expect(sent(o.fake, "POST", "/v1/billing_portal/sessions")[0]!.body).toEqual({ customer: sub.customer, return_url: "https://app.example.com/billing" });
+    expect((await o.trail()).filter((e) => e.action === "org.billing_portal_opened")).toMatchObject([{ target: orgId, tenantId: owner.id, actor: { type: "tenant", id: owner.id } }]);
   });
 
   it("a quantity change in Stripe changes the seats; PUT …/billing/seats changes Stripe's quantity, never below the seats in use", async () => {
@@ -201,16 +202,30 @@ describe("organization billing with Stripe", () => {
     expect((await o.as(carol!, "POST", `/${orgId}/leave`, {})).status).toBe(204);
     expect(quantity()).toBe(2);
     expect((await o.billing(owner!, orgId)).subscription.seats).toBe(2);
-    expect((await o.trail()).filter((e) => e.action === "org.subscription.updated").map((e) => e.details.seats)).toEqual([1, 2, 3, 2]);
+    // A sign-up with an invite buys its seat too.
+    const signup = await o.t.request("POST", "/api/v1/auth/signup", { key: o.t.app.publishableKey, body: { email: "dana@example.com", password: "correct horse battery", inviteToken: await o.link(owner!, orgId) } });
+    expect(signup.status, signup.text).toBe(201);
+    expect(quantity()).toBe(3);
+    expect((await o.trail()).filter((e) => e.action === "org.subscription.updated").map((e) => e.details.seats)).toEqual([1, 2, 3, 2, 3]);
   });
 
-  it("deleting the organization cancels its Stripe subscription", async () => {
+  it("deleting the organization, or the account of its last member, cancels its Stripe subscription; one with members left keeps paying", async () => {
     const o = await orgBilling();
-    const owner = await signupTenant(o.t);
-    const orgId = await o.org(owner);
-    const sub = await o.subscribe(owner, orgId, 2);
-    expect((await o.as(owner, "DELETE", `/${orgId}`)).status).toBe(204);
+    const [owner, loner, leader, follower] = await Promise.all([1, 2, 3, 4].map(() => signupTenant(o.t)));
+    const orgId = await o.org(owner!);
+    const sub = await o.subscribe(owner!, orgId, 2);
+    expect((await o.as(owner!, "DELETE", `/${orgId}`)).status).toBe(204);
     expect(sent(o.fake, "DELETE", `/v1/subscriptions/${sub.id}`)).toHaveLength(1);
+
+    const alone = await o.org(loner!, "Solo");
+    const soloSub = await o.subscribe(loner!, alone, 1);
+    const shared = await o.org(leader!, "Shared");
+    const sharedSub = await o.subscribe(leader!, shared, 2);
+    await o.join(follower!, shared, leader!);
+    for (const who of [loner!, leader!]) expect((await o.t.request("POST", "/api/v1/tenants/me/delete", { bearer: who.bearer })).status).toBe(200);
+    expect(sent(o.fake, "DELETE", `/v1/subscriptions/${soloSub.id}`)).toHaveLength(1);
+    expect(sent(o.fake, "DELETE", `/v1/subscriptions/${sharedSub.id}`)).toHaveLength(0);
+    expect((await o.billing(follower!, shared)).subscription).toMatchObject({ status: "active", seats: 2 });
   });
 });
 
