@@ -46,7 +46,7 @@ export async function startFakeStripe(opts: { secretKey: string; now: () => numb
   const missing = (res: ServerResponse, what: string) =>
     send(res, 404, { error: { type: "invalid_request_error", code: "resource_missing", message: `No such ${what}` } });
 
-  function subscriptionObject(input: { customer: string; price: string; metadata?: Obj; status?: string; periodEnd?: number }): Obj {
+  function subscriptionObject(input: { customer: string; price: string; metadata?: Obj; status?: string; periodEnd?: number; quantity?: number }): Obj {
     const created = seconds();
     const price = store.prices.get(input.price) ?? { id: input.price, object: "price" };
     return {
@@ -59,7 +59,7 @@ export async function startFakeStripe(opts: { secretKey: string; now: () => numb
       canceled_at: null,
       created,
       metadata: input.metadata ?? {},
-      items: { object: "list", data: [{ id: id("si"), object: "subscription_item", price, current_period_start: created, current_period_end: input.periodEnd ?? created + 30 * 86400 }] },
+      items: { object: "list", data: [{ id: id("si"), object: "subscription_item", price, quantity: input.quantity ?? 1, current_period_start: created, current_period_end: input.periodEnd ?? created + 30 * 86400 }] },
     };
   }
 
@@ -109,6 +109,16 @@ export async function startFakeStripe(opts: { secretKey: string; now: () => numb
       }
       case "GET /v1/subscriptions/:id":
         return store.subscriptions.has(pathId) ? send(res, 200, store.subscriptions.get(pathId)) : missing(res, `subscription: '${pathId}'`);
+      case "POST /v1/subscriptions/:id": {
+        const s = store.subscriptions.get(pathId);
+        if (!s) return missing(res, `subscription: '${pathId}'`);
+        for (const change of (body.items ?? []) as Obj[]) {
+          const item = s.items.data.find((i: Obj) => i.id === change.id);
+          if (!item) return missing(res, `subscription item: '${change.id}'`);
+          if (change.quantity !== undefined) item.quantity = Number(change.quantity);
+        }
+        return send(res, 200, s);
+      }
       case "DELETE /v1/subscriptions/:id": {
         const s = store.subscriptions.get(pathId);
         if (!s) return missing(res, `subscription: '${pathId}'`);
@@ -138,7 +148,9 @@ export async function startFakeStripe(opts: { secretKey: string; now: () => numb
     completeCheckout(sessionId: string, overrides: { status?: string } = {}): { session: Obj; subscription: Obj } {
       const session = store.sessions.get(sessionId);
       if (!session) throw new Error(`fake stripe: no session ${sessionId}`);
-      const subscription = subscriptionObject({ customer: session.customer, price: session.line_items[0].price, metadata: session.subscription_data?.metadata, ...overrides });
+      const subscription = subscriptionObject({
+        customer: session.customer, price: session.line_items[0].price, quantity: Number(session.line_items[0].quantity ?? 1), metadata: session.subscription_data?.metadata, ...overrides,
+      });
       store.subscriptions.set(subscription.id, subscription);
       Object.assign(session, { status: "complete", subscription: subscription.id });
       return { session, subscription };

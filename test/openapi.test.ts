@@ -35,7 +35,7 @@ describe("OpenAPI document", () => {
     // The tenant and organization events, the audit entry and the developer's test event are described for receivers.
     expect(Object.keys(res.body.webhooks).sort()).toEqual([
       "audit.entry", "org.created", "org.deleted", "org.invite.created", "org.invite.revoked", "org.member.added", "org.member.removed", "org.member.role_changed",
-      "org.ownership_transferred", "org.updated", "tenant.deleted", "tenant.email.resend_verification", "tenant.security", "webhook.test",
+      "org.ownership_transferred", "org.subscription.updated", "org.updated", "tenant.deleted", "tenant.email.resend_verification", "tenant.security", "webhook.test",
     ]);
   });
 

@@ -15,6 +15,7 @@ import { buildRequest, signupTenant, TEST_ARGON2, testClock, toReply, type TestT
 import { runCli } from "./_cli.ts";
 import { createTestDatabase } from "./_postgres.ts";
 import { devSubscribe, familyBackend, tenantFrom } from "./family-fixtures.ts";
+import { form, pathOf } from "./billing-fixtures.ts";
 import { dataClient } from "./data-helpers.ts";
 import { BOUNDARY, multipart, sample } from "./files-helpers.ts";
 import { configureWebhook, finishedDeliveries, startReceiver } from "./_webhook-receiver.ts";
@@ -111,6 +112,12 @@ async function populate(): Promise<Populated> {
   const org = (await t.request("POST", "/api/v1/orgs", { bearer: orgOwner.bearer, body: { name: "Acme" } })).body.org;
   const orgInvite = await t.request("POST", `/api/v1/orgs/${org.id}/invites`, { bearer: orgOwner.bearer, body: { email: orgMember.email, role: "admin" } });
   expect((await t.request("POST", "/api/v1/orgs/invites/accept", { bearer: orgMember.bearer, body: { token: orgInvite.body.invite.token } })).status).toBe(200);
+  // Its billing: 2 paid seats through the development provider, a usage counter, a Stripe customer (org_billing_*).
+  const orgCheckout = await t.request("POST", `/api/v1/orgs/${org.id}/billing/checkout`, { bearer: orgOwner.bearer, body: { planId: pro.id, seats: 2, successUrl: "https://app.example.com/ok", cancelUrl: "https://app.example.com/no" } });
+  expect(orgCheckout.status, orgCheckout.text).toBe(200);
+  expect((await t.request("POST", pathOf(orgCheckout.body.url), form({ action: "confirm" }))).status).toBe(303);
+  expect((await t.request("POST", `/api/v1/orgs/${org.id}/billing/usage/api/increment`, { bearer: orgOwner.bearer, body: {} })).status).toBe(200);
+  await t.backend.core.db.orgBilling.saveStripeCustomer(t.app.id, org.id, "cus_org", now);
   expect((await t.request("POST", `/api/v1/admin/apps/${t.app.id}/event-webhook-config/test`, { developer: b.dev })).status).toBeLessThan(300);
   await finishedDeliveries(t, b.dev, 1);
   // A tenant whose sign-in the developer turned off (tenant_sign_in_blocks).

@@ -44,7 +44,7 @@ async function requireTenantRow(core: Core, app: AppRow, tenantId: string) {
 }
 
 /** Without Stripe keys, plans are free through the development pages: never in production. */
-function requireDevBilling(core: Core): void {
+export function requireDevBilling(core: Core): void {
   if (!core.config.devBilling) {
     throw fail("conflict", "This app has no Stripe secret key and the development billing provider is off (production): set settings.billing.stripeSecretKey.");
   }
@@ -79,17 +79,26 @@ export async function startCheckout(core: Core, app: AppRow, tenantId: string, b
     const created = await callStripe(core, "create the customer", () => stripe.customers.create({ email: tenant.email, metadata: { [META.app]: app.id, [META.tenant]: tenantId } }));
     customer = await core.db.billing.saveStripeCustomer(app.id, tenantId, created.id, core.clock());
   }
+  return stripeCheckout(core, stripe, { customer, reference: tenantId, priceId: plan.stripePriceId, quantity: 1, metadata, body });
+}
+
+/** The Stripe Checkout session of a subscription to one price (a tenant's, or an organization's seats). */
+export async function stripeCheckout(
+  core: Core,
+  stripe: NonNullable<ReturnType<typeof stripeFor>>,
+  s: { customer: string; reference: string; priceId: string; quantity: number; metadata: Record<string, string>; body: v.InferOutput<typeof CheckoutBody> },
+): Promise<{ url: string }> {
   const session = await callStripe(core, "create the checkout session", () =>
     stripe.checkout.sessions.create({
       mode: "subscription",
-      customer,
-      client_reference_id: tenantId,
-      line_items: [{ price: plan.stripePriceId!, quantity: 1 }],
-      success_url: body.successUrl,
-      cancel_url: body.cancelUrl,
-      metadata,
-      subscription_data: { metadata },
-      ...(body.currency ? { currency: body.currency } : {}),
+      customer: s.customer,
+      client_reference_id: s.reference,
+      line_items: [{ price: s.priceId, quantity: s.quantity }],
+      success_url: s.body.successUrl,
+      cancel_url: s.body.cancelUrl,
+      metadata: s.metadata,
+      subscription_data: { metadata: s.metadata },
+      ...(s.body.currency ? { currency: s.body.currency } : {}),
     }),
   );
   if (!session.url) throw fail("provider_error", "Stripe returned a checkout session without a URL.");

@@ -3,14 +3,22 @@ import type { AppRow, DevSessionRow, PlanRow } from "../db/types.ts";
 import { hashToken, newId, newToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { addInterval } from "./periods.ts";
-import { providerSubscription } from "./effective.ts";
+import { providerSubscription, toSubscription } from "./effective.ts";
+import { writeOrgProviderSubscription } from "./stripe-sync.ts";
+import type { Subscription } from "../types/resources.ts";
+
+/** The organization a page is for, with the seats its checkout buys; absent for a tenant's own. */
+export interface DevOrg {
+  orgId: string;
+  seats: number;
+}
 import { escapeHtml } from "../tools/html.ts";
 
 /** Pages of the development provider live here; tokens in their URLs are valid this long. */
 export const DEV_PAGE_PATH = "/api/v1/public/billing/dev";
 export const DEV_SESSION_TTL_MS = 60 * 60 * 1000;
 
-async function newDevSession(core: Core, s: { kind: "checkout" | "portal"; app: AppRow; tenantId: string; planId: string | null; successUrl: string; cancelUrl: string }): Promise<{ url: string }> {
+async function newDevSession(core: Core, s: { kind: "checkout" | "portal"; app: AppRow; tenantId: string; planId: string | null; successUrl: string; cancelUrl: string; org?: DevOrg }): Promise<{ url: string }> {
   const token = newToken();
   const now = core.clock();
   await core.db.billing.insertDevSession({
@@ -23,18 +31,28 @@ async function newDevSession(core: Core, s: { kind: "checkout" | "portal"; app: 
     cancelUrl: s.cancelUrl,
     now,
     expiresAt: now + DEV_SESSION_TTL_MS,
+    orgId: s.org?.orgId ?? null,
+    seats: s.org?.seats ?? null,
   });
   return { url: `${core.config.publicUrl}${DEV_PAGE_PATH}/${s.kind}/${token}` };
 }
 
-export function createDevCheckout(core: Core, app: AppRow, tenantId: string, plan: PlanRow, successUrl: string, cancelUrl: string) {
+export function createDevCheckout(core: Core, app: AppRow, tenantId: string, plan: PlanRow, successUrl: string, cancelUrl: string, org?: DevOrg) {
   // Said on every checkout: an app that went live without Stripe keys gives its plans away.
   core.log.warn("development billing provider: this checkout takes no payment; set settings.billing.stripeSecretKey to use Stripe", { app: app.id, plan: plan.id });
-  return newDevSession(core, { kind: "checkout", app, tenantId, planId: plan.id, successUrl, cancelUrl });
+  return newDevSession(core, { kind: "checkout", app, tenantId, planId: plan.id, successUrl, cancelUrl, org });
 }
 
-export function createDevPortal(core: Core, app: AppRow, tenantId: string, returnUrl: string) {
-  return newDevSession(core, { kind: "portal", app, tenantId, planId: null, successUrl: returnUrl, cancelUrl: returnUrl });
+export function createDevPortal(core: Core, app: AppRow, tenantId: string, returnUrl: string, org?: DevOrg) {
+  return newDevSession(core, { kind: "portal", app, tenantId, planId: null, successUrl: returnUrl, cancelUrl: returnUrl, org });
+}
+
+/** The provider subscription a page manages: the organization's when it names one, else the tenant's. */
+async function sessionSubscription(core: Core, app: AppRow, session: DevSessionRow): Promise<Subscription | null> {
+  if (session.orgId === null) return providerSubscription(core, app, session.tenantId);
+  const row = (await core.db.orgBilling.subscriptions(app.id, session.orgId)).find((r) => r.source === "billing_provider");
+  const plan = row && (await core.db.billing.findPlan(app.id, row.planId));
+  return row && plan ? toSubscription(row, plan, core.clock()) : null;
 }
 
 /** The live session behind a page token: unknown is 404, expired or already used 410. */
@@ -83,6 +101,14 @@ export async function completeCheckout(core: Core, token: string, action: string
   const now = core.clock();
   if (!(await core.db.billing.consumeDevSession(hashToken(token), now))) throw fail("gone", "This checkout was already completed or canceled. Start again from the app.");
   if (action === "cancel") return session.cancelUrl;
+  if (session.orgId !== null) {
+    if (!(await core.db.orgs.byId(app.id, session.orgId))) throw fail("not_found", "The organization of this checkout no longer exists.");
+    await writeOrgProviderSubscription(core, app, {
+      appId: app.id, orgId: session.orgId, planId: plan.id, status: "active", provider: "dev", providerSubscriptionId: newId("devsub"),
+      currentPeriodEnd: addInterval(now, plan.interval), cancelAtPeriodEnd: false, seats: session.seats ?? 1, now,
+    });
+    return session.successUrl;
+  }
   await core.db.billing.upsertProviderSubscription({
     appId: app.id,
     tenantId: session.tenantId,
@@ -100,7 +126,7 @@ export async function completeCheckout(core: Core, token: string, action: string
 
 export async function renderPortalPage(core: Core, token: string): Promise<string> {
   const { session, app } = await requireSession(core, token, "portal");
-  const sub = await providerSubscription(core, app, session.tenantId);
+  const sub = await sessionSubscription(core, app, session);
   const back = `<p><a href="${escapeHtml(session.successUrl)}">Back to ${escapeHtml(app.name)}</a></p>`;
   if (!sub) return page("Your subscription", `<p>No paid subscription.</p>${back}`);
   const ends = sub.currentPeriodEnd ? new Date(sub.currentPeriodEnd).toUTCString() : "—";
@@ -113,7 +139,8 @@ export async function renderPortalPage(core: Core, token: string): Promise<strin
 export async function portalAction(core: Core, token: string, action: string): Promise<void> {
   const { session, app } = await requireSession(core, token, "portal");
   if (action !== "cancel" && action !== "resume") throw fail("invalid_request", "action must be cancel or resume.");
-  const sub = await providerSubscription(core, app, session.tenantId);
+  const sub = await sessionSubscription(core, app, session);
   if (!sub || sub.status === "canceled") throw fail("conflict", "There is no running subscription to change.");
-  await core.db.billing.setDevCancelAtPeriodEnd(app.id, session.tenantId, action === "cancel", core.clock());
+  if (session.orgId !== null) await core.db.orgBilling.setDevCancelAtPeriodEnd(app.id, session.orgId, action === "cancel", core.clock());
+  else await core.db.billing.setDevCancelAtPeriodEnd(app.id, session.tenantId, action === "cancel", core.clock());
 }

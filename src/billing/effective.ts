@@ -27,7 +27,10 @@ export function setFamilyOwnerResolver(core: Core, resolver: FamilyOwnerResolver
   resolutionCaches.delete(core);
 }
 
-interface Resolved {
+/** A subscription row of any owner (a tenant's, an organization's): what resolving reads of it. */
+export type OwnedSubscriptionRow = Omit<SubscriptionRow, "tenantId">;
+
+export interface Resolved {
   subscription: Subscription;
   plan: PlanRow;
   /** false for a provider subscription that is shown but grants nothing (unpaid, canceled) */
@@ -41,7 +44,11 @@ interface Resolved {
  * (status canceled or unpaid) only when nothing else applies.
  */
 async function ownSubscription(core: Core, app: AppRow, tenantId: string): Promise<Resolved | null> {
-  const rows = await core.db.billing.subscriptions(app.id, tenantId);
+  return pickSubscription(core, app, await core.db.billing.subscriptions(app.id, tenantId));
+}
+
+/** The precedence of ownSubscription over any owner's rows (an organization has the same sources). */
+export async function pickSubscription<R extends OwnedSubscriptionRow>(core: Core, app: AppRow, rows: R[]): Promise<(Resolved & { row: R }) | null> {
   if (rows.length === 0) return null;
   const now = core.clock();
   for (const row of rows) {
@@ -53,7 +60,7 @@ async function ownSubscription(core: Core, app: AppRow, tenantId: string): Promi
   const providerView = provider && providerState(provider, now);
   const gift = bySource("gift");
   const trial = bySource("trial");
-  const candidates: [SubscriptionRow | undefined, boolean][] = [
+  const candidates: [R | undefined, boolean][] = [
     [providerView?.entitles ? provider : undefined, true],
     [gift && (gift.expiresAt === null || gift.expiresAt > now) ? gift : undefined, true],
     [trial && trial.expiresAt !== null && trial.expiresAt > now ? trial : undefined, true],
@@ -63,7 +70,7 @@ async function ownSubscription(core: Core, app: AppRow, tenantId: string): Promi
     if (!row) continue;
     const plan = await core.db.billing.findPlan(app.id, row.planId);
     if (!plan) continue;
-    return { plan, entitles, subscription: toSubscription(row, plan, now) };
+    return { plan, entitles, row, subscription: toSubscription(row, plan, now) };
   }
   return null;
 }
@@ -73,7 +80,7 @@ async function ownSubscription(core: Core, app: AppRow, tenantId: string): Promi
  * the end of each period unless it was set to cancel at period end; then it is canceled.
  * Stripe rows carry whatever Stripe last reported.
  */
-export function providerState(row: SubscriptionRow, now: number, interval: PlanRow["interval"] = "month"): { status: Subscription["status"] | null; entitles: boolean; periodEnd: number | null } {
+export function providerState(row: OwnedSubscriptionRow, now: number, interval: PlanRow["interval"] = "month"): { status: Subscription["status"] | null; entitles: boolean; periodEnd: number | null } {
   let status = row.status;
   let periodEnd = row.currentPeriodEnd;
   if (row.provider === "dev" && periodEnd !== null && periodEnd <= now) {
@@ -84,7 +91,7 @@ export function providerState(row: SubscriptionRow, now: number, interval: PlanR
   return { status: shown, entitles: (ENTITLING_STATUSES as readonly string[]).includes(status), periodEnd };
 }
 
-function toSubscription(row: SubscriptionRow, plan: PlanRow, now: number): Subscription {
+export function toSubscription(row: OwnedSubscriptionRow, plan: PlanRow, now: number): Subscription {
   const base = { planId: plan.id, planName: plan.name, planSlug: plan.slug };
   if (row.source === "gift") {
     return { ...base, status: "active", currentPeriodEnd: toIso(row.expiresAt), cancelAtPeriodEnd: false, source: "gift", giftExpiresAt: toIso(row.expiresAt) };
@@ -227,7 +234,7 @@ export async function effectiveSubscription(core: Core, app: AppRow, tenantId: s
 }
 
 /** The plan's entitlements when the resolved subscription grants them; they go over the app's defaults. */
-const planEntitlements = (resolved: Resolved | null): Entitlements | undefined => (resolved?.entitles ? resolved.plan.entitlements : undefined);
+export const planEntitlements = (resolved: Resolved | null): Entitlements | undefined => (resolved?.entitles ? resolved.plan.entitlements : undefined);
 
 /** The effective plan's entitlements over the app's default (free) entitlements. */
 export function effectiveEntitlements(core: Core, app: AppRow, tenantId: string): Awaitable<Entitlements> {

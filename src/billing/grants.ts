@@ -5,7 +5,7 @@ import { fail } from "../errors.ts";
 import { parseInput } from "../http/body.ts";
 import { toIso } from "../clock.ts";
 import { requirePlan, toPlanInfo } from "./plans.ts";
-import { effectiveEntitlements, effectiveSubscription } from "./effective.ts";
+import { effectiveEntitlements, effectiveSubscription, type OwnedSubscriptionRow } from "./effective.ts";
 import { usageOverview } from "./usage.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -24,14 +24,34 @@ export const TrialBody = v.object({
   days: v.optional(days),
 });
 
-/** Grants (or replaces) a gift; archived plans may be gifted, it is the developer's call. */
-export async function grantGift(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof GiftBody>) {
+/** A gift's plan and expiry from its body (a tenant's or an organization's); archived plans may be gifted, it is the developer's call. */
+export async function giftTerms(core: Core, app: AppRow, raw: unknown) {
   const input = parseInput(GiftBody, raw);
   if (input.expiresAt && input.days !== undefined) throw fail("invalid_request", "body: give expiresAt or days, not both.");
   const plan = await requirePlan(core, app, input.planId);
   const now = core.clock();
   const expiresAt = input.days !== undefined ? now + input.days * DAY_MS : input.expiresAt ? Date.parse(input.expiresAt) : null;
   if (expiresAt !== null && expiresAt <= now) throw fail("invalid_request", "body.expiresAt: must be in the future.");
+  return { plan, expiresAt, now };
+}
+
+/** A trial's plan and end from its body; plan and length default to the app's trial settings. */
+export async function trialTerms(core: Core, app: AppRow, raw: unknown) {
+  const input = parseInput(TrialBody, raw);
+  const settings = app.settings.billing.trial;
+  const planId = input.planId ?? settings?.planId;
+  const length = input.days ?? settings?.days;
+  if (!planId || !length) throw fail("invalid_request", "body: give planId and days (the app has no trial settings to default to).");
+  const plan = await requirePlan(core, app, planId);
+  // Signup trials skip an archived plan too: a trial is an offer, and archived plans are no longer offered.
+  if (plan.archivedAt !== null) throw fail("invalid_request", `body.planId: plan ${plan.slug} is archived; trials are of offered plans only (unarchive it first).`);
+  const now = core.clock();
+  return { plan, expiresAt: now + length * DAY_MS, now };
+}
+
+/** Grants (or replaces) a gift. */
+export async function grantGift(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof GiftBody>) {
+  const { plan, expiresAt, now } = await giftTerms(core, app, raw);
   await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "gift", planId: plan.id, expiresAt, now });
   await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "gift", change: "granted", planId: plan.id });
   return tenantBilling(core, app, tenant);
@@ -42,18 +62,10 @@ export async function revokeGift(core: Core, app: AppRow, tenant: TenantRow): Pr
   await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "gift", change: "revoked" });
 }
 
-/** Grants (or restarts) a trial; plan and length default to the app's trial settings. */
+/** Grants (or restarts) a trial. */
 export async function grantTrial(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof TrialBody>) {
-  const input = parseInput(TrialBody, raw);
-  const settings = app.settings.billing.trial;
-  const planId = input.planId ?? settings?.planId;
-  const length = input.days ?? settings?.days;
-  if (!planId || !length) throw fail("invalid_request", "body: give planId and days (the app has no trial settings to default to).");
-  const plan = await requirePlan(core, app, planId);
-  // Signup trials skip an archived plan too: a trial is an offer, and archived plans are no longer offered.
-  if (plan.archivedAt !== null) throw fail("invalid_request", `body.planId: plan ${plan.slug} is archived; trials are of offered plans only (unarchive it first).`);
-  const now = core.clock();
-  await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "trial", planId: plan.id, expiresAt: now + length * DAY_MS, now });
+  const { plan, expiresAt, now } = await trialTerms(core, app, raw);
+  await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "trial", planId: plan.id, expiresAt, now });
   await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "trial", change: "granted", planId: plan.id });
   return tenantBilling(core, app, tenant);
 }
@@ -73,14 +85,21 @@ export async function startSignupTrial(core: Core, app: AppRow, tenantId: string
 
 /** What the developer sees about one tenant's billing. */
 export async function tenantBilling(core: Core, app: AppRow, tenant: TenantRow) {
-  const rows = await core.db.billing.subscriptions(app.id, tenant.id);
-  const plans = await core.db.billing.listPlans(app.id, { includeArchived: true });
-  const planById = new Map(plans.map((p) => [p.id, p]));
   return {
     tenantId: tenant.id,
     subscription: await effectiveSubscription(core, app, tenant.id),
     entitlements: await effectiveEntitlements(core, app, tenant.id),
-    sources: rows.map((r) => ({
+    sources: await billingSources(core, app, await core.db.billing.subscriptions(app.id, tenant.id)),
+    stripeCustomerId: (await core.db.billing.stripeCustomer(app.id, tenant.id)) ?? null,
+    usage: await usageOverview(core, app, tenant.id),
+  };
+}
+
+/** Every subscription row of an owner as the developer sees it, with its plan. */
+export async function billingSources(core: Core, app: AppRow, rows: (OwnedSubscriptionRow & { seats?: number | null })[]) {
+  const plans = await core.db.billing.listPlans(app.id, { includeArchived: true });
+  const planById = new Map(plans.map((p) => [p.id, p]));
+  return rows.map((r) => ({
       source: r.source,
       plan: planById.has(r.planId) ? toPlanInfo(planById.get(r.planId)!) : null,
       status: r.status,
@@ -90,8 +109,6 @@ export async function tenantBilling(core: Core, app: AppRow, tenant: TenantRow) 
       cancelAtPeriodEnd: r.cancelAtPeriodEnd,
       expiresAt: toIso(r.expiresAt),
       updatedAt: toIso(r.updatedAt),
-    })),
-    stripeCustomerId: (await core.db.billing.stripeCustomer(app.id, tenant.id)) ?? null,
-    usage: await usageOverview(core, app, tenant.id),
-  };
+      ...(r.seats !== undefined && { seats: r.seats }),
+  }));
 }

@@ -3,9 +3,17 @@ import type { Core } from "../core.ts";
 import type { AppRow, PlanRow } from "../db/types.ts";
 import { callStripe, isStripeMissing, requireStripe, stripeFor } from "./stripe.ts";
 import { requirePlan } from "./plans.ts";
+import { orgChanged } from "../orgs/events.ts";
+import type { OrgSubscriptionRow } from "../db/org-billing-types.ts";
 
-/** Metadata keys tenantd puts on Stripe objects so events map back to an app, tenant and plan. */
-export const META = { app: "tenantd_app", tenant: "tenantd_tenant", plan: "tenantd_plan" } as const;
+/** Metadata keys tenantd puts on Stripe objects so events map back to an app, tenant (or organization) and plan. */
+export const META = { app: "tenantd_app", tenant: "tenantd_tenant", plan: "tenantd_plan", org: "tenantd_org" } as const;
+
+/** Where a Stripe object belongs when the event itself says so (checkout's reference). */
+export interface SubscriptionHint {
+  tenantId?: string;
+  orgId?: string;
+}
 
 /**
  * Makes sure the plan has a Stripe product and a Stripe price matching its price, currency
@@ -51,7 +59,7 @@ function toStatus(status: Stripe.Subscription.Status): string {
 // Events about one subscription are applied one at a time, so two re-reads racing each
 // other cannot write an older answer over a newer one.
 const chains = new Map<string, Promise<unknown>>();
-function serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
+export function serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
   const prev = chains.get(key) ?? Promise.resolve();
   const run = prev.catch(() => undefined).then(fn);
   chains.set(key, run);
@@ -66,7 +74,7 @@ function serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
  * us which subscription changed; the state always comes from Stripe, so events arriving
  * late or out of order cannot move a subscription backwards.
  */
-export async function refreshStripeSubscription(core: Core, app: AppRow, subscriptionId: string, hint: { tenantId?: string } = {}): Promise<void> {
+export async function refreshStripeSubscription(core: Core, app: AppRow, subscriptionId: string, hint: SubscriptionHint = {}): Promise<void> {
   const stripe = requireStripe(core, app);
   await serialize(`${app.id}:${subscriptionId}`, async () => {
     const sub = await callStripe(core, "read the subscription", async () => {
@@ -85,13 +93,15 @@ export async function refreshStripeSubscription(core: Core, app: AppRow, subscri
   });
 }
 
-async function storeStripeSubscription(core: Core, app: AppRow, sub: Stripe.Subscription, hint: { tenantId?: string }): Promise<void> {
+export async function storeStripeSubscription(core: Core, app: AppRow, sub: Stripe.Subscription, hint: SubscriptionHint): Promise<void> {
   const forApp = sub.metadata?.[META.app];
   if (forApp && forApp !== app.id) {
     core.log.info("stripe subscription of another tenantd app on the same Stripe account; ignored", { app: app.id, subscription: sub.id });
     return;
   }
   const customerId = typeof sub.customer === "string" ? sub.customer : sub.customer.id;
+  const orgId = await orgOf(core, app, sub, customerId, hint);
+  if (orgId !== undefined) return storeOrgSubscription(core, app, sub, orgId, customerId);
   const tenantId =
     hint.tenantId ??
     sub.metadata?.[META.tenant] ??
@@ -101,26 +111,70 @@ async function storeStripeSubscription(core: Core, app: AppRow, sub: Stripe.Subs
     core.log.info("stripe subscription for no tenant of this app; ignored", { app: app.id, subscription: sub.id });
     return;
   }
+  const state = await stripeState(core, app, sub);
+  if (!state) return;
+  await core.db.billing.saveStripeCustomer(app.id, tenantId, customerId, state.now);
+  await core.db.billing.upsertProviderSubscription({ ...state, tenantId });
+  await core.hooks.emit("billing.subscriptionChanged", { app, tenantId, planId: state.planId, status: state.status, provider: "stripe" });
+}
+
+/** What tenantd stores of a Stripe subscription, whoever it is for; undefined (logged) when its price is linked to no plan. */
+async function stripeState(core: Core, app: AppRow, sub: Stripe.Subscription) {
   const plan = await planOf(core, app, sub);
   if (!plan) {
     core.log.error("stripe subscription whose price is linked to no plan; link the price to a plan", { app: app.id, subscription: sub.id });
-    return;
+    return undefined;
   }
-  const now = core.clock();
-  await core.db.billing.saveStripeCustomer(app.id, tenantId, customerId, now);
   const periodEnds = sub.items.data.map((i) => i.current_period_end).filter((n): n is number => typeof n === "number");
-  await core.db.billing.upsertProviderSubscription({
+  return {
     appId: app.id,
-    tenantId,
     planId: plan.id,
     status: toStatus(sub.status),
-    provider: "stripe",
+    provider: "stripe" as const,
     providerSubscriptionId: sub.id,
     currentPeriodEnd: periodEnds.length ? Math.max(...periodEnds) * 1000 : null,
     cancelAtPeriodEnd: sub.status !== "canceled" && (sub.cancel_at_period_end || sub.cancel_at !== null),
-    now,
-  });
-  await core.hooks.emit("billing.subscriptionChanged", { app, tenantId, planId: plan.id, status: toStatus(sub.status), provider: "stripe" });
+    now: core.clock(),
+  };
+}
+
+/** The organization a subscription is for: named at checkout, or known by its id or customer; never one a tenant's names. */
+async function orgOf(core: Core, app: AppRow, sub: Stripe.Subscription, customerId: string, hint: SubscriptionHint): Promise<string | undefined> {
+  if (hint.tenantId !== undefined || sub.metadata?.[META.tenant]) return undefined;
+  return (
+    hint.orgId ??
+    sub.metadata?.[META.org] ??
+    (await core.db.orgBilling.findByProviderSubscription(app.id, sub.id))?.orgId ??
+    (await core.db.orgBilling.orgForStripeCustomer(app.id, customerId))
+  );
+}
+
+/** Paid seats: the quantity of the subscription's first item (the plan's price), at least 1. */
+export const seatsOf = (sub: Stripe.Subscription): number => Math.max(1, sub.items.data[0]?.quantity ?? 1);
+
+async function storeOrgSubscription(core: Core, app: AppRow, sub: Stripe.Subscription, orgId: string, customerId: string): Promise<void> {
+  if (!(await core.db.orgs.byId(app.id, orgId))) {
+    core.log.info("stripe subscription for no organization of this app; ignored", { app: app.id, subscription: sub.id });
+    return;
+  }
+  const state = await stripeState(core, app, sub);
+  if (!state) return;
+  await core.db.orgBilling.saveStripeCustomer(app.id, orgId, customerId, state.now);
+  await writeOrgProviderSubscription(core, app, { ...state, orgId, seats: seatsOf(sub) });
+}
+
+/**
+ * Stores an organization's provider subscription and, when its plan, status, seats or
+ * cancellation changed, says so in the trail and as `org.subscription.updated`.
+ */
+export async function writeOrgProviderSubscription(core: Core, app: AppRow, w: Parameters<Core["db"]["orgBilling"]["upsertProviderSubscription"]>[0]): Promise<void> {
+  const before = (await core.db.orgBilling.subscriptions(app.id, w.orgId)).find((r) => r.source === "billing_provider");
+  if (!(await core.db.orgBilling.upsertProviderSubscription(w))) return;
+  const same = (r: OrgSubscriptionRow | undefined) =>
+    r && r.planId === w.planId && r.status === w.status && r.seats === w.seats && r.cancelAtPeriodEnd === w.cancelAtPeriodEnd && r.providerSubscriptionId === w.providerSubscriptionId;
+  if (same(before)) return;
+  const details = { source: "billing_provider", provider: w.provider, planId: w.planId, status: w.status, seats: w.seats, cancelAtPeriodEnd: w.cancelAtPeriodEnd };
+  await orgChanged(core, app, { tenantId: null, by: { type: "system" } }, "org.subscription.updated", w.orgId, details);
 }
 
 /** The plan named in the subscription's metadata (set at checkout), else the one linked to its price. */
@@ -141,11 +195,20 @@ async function planOf(core: Core, app: AppRow, sub: Stripe.Subscription): Promis
  * keeps paying for an account that is gone.
  */
 export async function cancelStripeSubscriptionOf(core: Core, app: AppRow, tenantId: string): Promise<void> {
-  const row = (await core.db.billing.subscriptions(app.id, tenantId)).find((s) => s.source === "billing_provider" && s.provider === "stripe");
+  await cancelStripeRow(core, app, await core.db.billing.subscriptions(app.id, tenantId), "tenant");
+}
+
+/** The same for an organization being deleted. */
+export async function cancelOrgStripeSubscription(core: Core, app: AppRow, orgId: string): Promise<void> {
+  await cancelStripeRow(core, app, await core.db.orgBilling.subscriptions(app.id, orgId), "organization");
+}
+
+async function cancelStripeRow(core: Core, app: AppRow, rows: { source: string; provider: string | null; providerSubscriptionId: string | null; status: string }[], owner: string): Promise<void> {
+  const row = rows.find((s) => s.source === "billing_provider" && s.provider === "stripe");
   if (!row?.providerSubscriptionId || row.status === "canceled") return;
   const stripe = stripeFor(core, app);
   if (!stripe) {
-    core.log.error("tenant deleted with a Stripe subscription, but the app has no Stripe key to cancel it", { app: app.id, subscription: row.providerSubscriptionId });
+    core.log.error(`${owner} deleted with a Stripe subscription, but the app has no Stripe key to cancel it`, { app: app.id, subscription: row.providerSubscriptionId });
     return;
   }
   const id = row.providerSubscriptionId;

@@ -56,8 +56,13 @@ async function checkoutCompleted(core: Core, app: AppRow, session: Stripe.Checko
   if (session.mode !== "subscription" || !subscriptionId) return;
   const forApp = session.metadata?.[META.app];
   if (forApp && forApp !== app.id) return;
-  const tenantId = session.client_reference_id ?? session.metadata?.[META.tenant] ?? undefined;
   const customerId = idOf(session.customer);
+  const orgId = session.metadata?.[META.org];
+  if (orgId) {
+    if (customerId && (await core.db.orgs.byId(app.id, orgId))) await core.db.orgBilling.saveStripeCustomer(app.id, orgId, customerId, core.clock());
+    return refreshStripeSubscription(core, app, subscriptionId, { orgId });
+  }
+  const tenantId = session.client_reference_id ?? session.metadata?.[META.tenant] ?? undefined;
   if (tenantId && customerId && (await core.db.tenants.findById(app.id, tenantId))) {
     await core.db.billing.saveStripeCustomer(app.id, tenantId, customerId, core.clock());
   }

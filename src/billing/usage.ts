@@ -59,13 +59,17 @@ export function incrementUsage(core: Core, app: AppRow, tenantId: string, featur
 }
 
 async function refuse(core: Core, app: AppRow, tenantId: string, featureKey: string, input: { by: number; period: UsagePeriod }, start: number, limit: number | null): Promise<never> {
-  const current = await core.db.billing.usage(app.id, tenantId, featureKey, input.period, start);
+  throw usageRefusal(await core.db.billing.usage(app.id, tenantId, featureKey, input.period, start), "a tenant", featureKey, input, limit);
+}
+
+/** Why an increment was refused, given the counter's count now; `owner` is "a tenant" or "an organization". */
+export function usageRefusal(current: number, owner: string, featureKey: string, input: { by: number; period: UsagePeriod }, limit: number | null) {
   const when = input.period === "monthly" ? "month" : "day";
-  // No counter and room under the limit: the tenant has as many counters as it may.
+  // No counter and room under the limit: the owner has as many counters as it may.
   if (current === 0 && (limit === null || input.by <= limit)) {
-    throw fail("limit_reached", `You have ${MAX_USAGE_KEYS} usage counters this ${when} (UTC), the most a tenant may have: ${featureKey} is not counted. Use fewer feature keys.`);
+    return fail("limit_reached", `You have ${MAX_USAGE_KEYS} usage counters this ${when} (UTC), the most ${owner} may have: ${featureKey} is not counted. Use fewer feature keys.`);
   }
-  throw fail("limit_reached", `Usage limit reached for ${featureKey}: ${current} of ${limit} used this ${input.period === "monthly" ? "month" : "day"} (UTC); adding ${input.by} would pass it.`);
+  return fail("limit_reached", `Usage limit reached for ${featureKey}: ${current} of ${limit} used this ${when} (UTC); adding ${input.by} would pass it.`);
 }
 
 /** Every counter of the current month and day, with its limit (developer view). */

@@ -27,6 +27,7 @@ export type { UsagePeriod } from "./billing.ts";
 export type { RealtimeEvent, TenantEvent, Unsubscribe, Realtime } from "./realtime.ts";
 export type * from "./types.ts";
 export type { Org, OrgMember, OrgMemberPage, OrgInvite, OrgInviteCreated, OrgInviteList, OrgSeats } from "./orgs.ts";
+export type { OrgBilling } from "./org-billing.ts";
 export type { Filter, Sort, ListOptions, Condition, Operators, FieldPath, MergePatch, TextSearch } from "./filter.ts";
 
 export type TenantdClient = ReturnType<typeof createClient>;

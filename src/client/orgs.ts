@@ -2,6 +2,7 @@ import type { InferOutput } from "valibot";
 import type { Core } from "./core.ts";
 // Type-only, like types.ts: the server's own response schemas.
 import type * as O from "../openapi/org-operations.ts";
+import { orgBillingApi } from "./org-billing.ts";
 
 export type Org = InferOutput<typeof O.Org>;
 export type OrgMember = InferOutput<typeof O.OrgMember>;
@@ -42,5 +43,6 @@ export function orgsApi(core: Core) {
     revokeInvite: async (orgId: string, inviteId: string): Promise<void> => void (await core.request("DELETE", at(orgId, `/invites/${encodeURIComponent(inviteId)}`), tenant)),
     /** Joins with an invite token as the signed-in tenant (a new person signs up with it as `inviteToken`). */
     accept: (token: string): Promise<Org> => org(core.request("POST", `${base}/invites/accept`, { ...tenant, body: { token } })),
+    billing: orgBillingApi(core),
   };
 }

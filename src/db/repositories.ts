@@ -81,6 +81,7 @@ import type {
   RealtimeTicketRow,
 } from "./types.ts";
 import type { Condition, Json, SortKey } from "../data/query.ts";
+import type { OrgProviderSubscriptionWrite, OrgSubscriptionRow, OrgUsageIncrement } from "./org-billing-types.ts";
 import type { MemberChange, RoleCheck, MemberCursor, MemberOrgRow, OrgInviteRow, OrgJoinOutcome, OrgMemberRow, OrgRow, OrgSeatCounts } from "./org-types.ts";
 
 export interface MetaRepository {
@@ -325,6 +326,8 @@ export interface BillingRepository {
       cancelUrl: string;
       now: number;
       expiresAt: number;
+      orgId?: string | null;
+      seats?: number | null;
   }): Promise<void>;
   findDevSession(tokenHash: string): Promise<DevSessionRow | undefined>;
   /** Marks a live, unused session used; false if it was used, expired or unknown. */
@@ -557,6 +560,7 @@ export interface Repositories {
   audit: AuditRepository;
   cron: CronRepository;
   orgs: OrgsRepository;
+  orgBilling: OrgBillingRepository;
   realtime: RealtimeRepository;
   /** PostgreSQL only (see ClusterRepository). */
   cluster?: ClusterRepository;
@@ -686,6 +690,29 @@ export interface OrgsRepository {
   join(appId: string, hash: string, tenantId: string, email: string, limit: number | null, now: number): Promise<OrgJoinOutcome>;
   /** Synchronous: the same inside the transaction that creates the tenant (sign-up with an org invite). */
   joinInTransaction: (appId: string, hash: string, tenantId: string, email: string, limit: number | null, now: number) => OrgJoinOutcome;
+}
+
+/** Billing of organizations (src/orgs/billing.ts): the tenant billing tables' counterparts, plans shared. */
+export interface OrgBillingRepository {
+  subscriptions(appId: string, orgId: string): Promise<OrgSubscriptionRow[]>;
+  findByProviderSubscription(appId: string, providerSubscriptionId: string): Promise<OrgSubscriptionRow | undefined>;
+  /** Writes the organization's provider subscription; false when a live one for another subscription id is kept. */
+  upsertProviderSubscription(s: OrgProviderSubscriptionWrite): Promise<boolean>;
+  /** The paid seats of the organization's provider subscription `providerSubscriptionId`; false when it is not that one. */
+  setSeats(appId: string, orgId: string, providerSubscriptionId: string, seats: number, now: number): Promise<boolean>;
+  /** A gift or trial; replaces an earlier one of the same source. */
+  upsertGrant(g: { appId: string; orgId: string; source: "gift" | "trial"; planId: string; expiresAt: number | null; now: number }): Promise<void>;
+  removeSource(appId: string, orgId: string, source: SubscriptionSource): Promise<boolean>;
+  setDevCancelAtPeriodEnd(appId: string, orgId: string, cancel: boolean, now: number): Promise<boolean>;
+  stripeCustomer(appId: string, orgId: string): Promise<string | undefined>;
+  orgForStripeCustomer(appId: string, customerId: string): Promise<string | undefined>;
+  /** Keeps the first customer recorded for an organization; returns the one that is stored. */
+  saveStripeCustomer(appId: string, orgId: string, customerId: string, now: number): Promise<string>;
+  usage(appId: string, orgId: string, featureKey: string, period: string, periodStart: number): Promise<number>;
+  /** Counters of the current month and day. */
+  usageList(appId: string, orgId: string, monthStart: number, dayStart: number): Promise<UsageRow[]>;
+  /** Adds `by` unless the result would pass `limit` (null = none); the new count, or undefined when refused. */
+  incrementUsage(u: OrgUsageIncrement): Promise<number | undefined>;
 }
 
 /**

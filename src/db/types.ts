@@ -109,6 +109,10 @@ export interface DevSessionRow {
   cancelUrl: string;
   expiresAt: number;
   usedAt: number | null;
+  /** set when the page is an organization's (started by `tenantId`, a member with billing.manage) */
+  orgId: string | null;
+  /** the seats an organization's checkout buys */
+  seats: number | null;
 }
 
 export interface UsageRow {

@@ -4,7 +4,8 @@ import { hashToken } from "../crypto/random.ts";
 import { fail } from "../errors.ts";
 import { familySeatLimit } from "../family/seats.ts";
 import { requireJoined } from "../family/outcomes.ts";
-import { orgJoinFailure, orgSeatLimit } from "../orgs/invites.ts";
+import { orgJoinFailure } from "../orgs/invites.ts";
+import { orgSeatPolicy } from "../orgs/billing-seats.ts";
 
 /** How a new tenant uses its invite: the step runs inside the transaction that creates it. */
 export interface InviteClaim {
@@ -45,13 +46,13 @@ export async function prepareInviteClaim(core: Core, app: AppRow, token: string 
   const org = only ? undefined : await core.db.orgs.findInviteByHash(app.id, hash);
   if (org) {
     if (org.expiresAt <= now || (org.email !== null && org.usedAt !== null)) throw invalid();
-    const limit = orgSeatLimit(app);
+    const policy = await orgSeatPolicy(core, app, org.orgId);
     return {
       kind: "org",
       parentTenantId: null,
       step: (tenantId) => {
-        const joined = core.db.orgs.joinInTransaction(app.id, hash, tenantId, email ?? "", limit, now);
-        if (joined.kind !== "joined") throw orgJoinFailure(joined);
+        const joined = core.db.orgs.joinInTransaction(app.id, hash, tenantId, email ?? "", policy.enforced, now);
+        if (joined.kind !== "joined") throw orgJoinFailure(joined, policy);
       },
     };
   }

@@ -31,6 +31,7 @@ import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
 import { ORG_OPERATIONS, ORG_WEBHOOK_EVENTS } from "./org-operations.ts";
+import { ORG_BILLING_OPERATIONS } from "./org-billing-operations.ts";
 import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
 type Schema = v.GenericSchema;
@@ -245,6 +246,7 @@ export const OPERATIONS: Operation[] = [
   ...MFA_OPERATIONS,
   ...SIGN_IN_OPERATIONS,
   ...ORG_OPERATIONS,
+  ...ORG_BILLING_OPERATIONS,
 
   // Audit trail (docs/audit.md).
   { method: "GET", path: `${appAdmin}/audit`, tag: "audit", summary: "The app's audit trail, newest first, with filters and a cursor", security: "developer", query: AuditQuery, responses: { 200: s.AuditPage },

@@ -81,4 +81,5 @@ export const ORG_WEBHOOK_EVENTS = {
   "org.member.role_changed": orgEvent("A member's role changed (`from`, `role`)."),
   "org.invite.created": orgEvent("An invite was created (`inviteId`, `kind`, `role`, `email?`)."),
   "org.invite.revoked": orgEvent("An invite was revoked (`inviteId`)."),
+  "org.subscription.updated": orgEvent("The organization's subscription changed: a Stripe or development subscription (`source: billing_provider`, `provider`, `planId`, `status`, `seats`, `cancelAtPeriodEnd`), or a gift or trial granted or revoked by the developer (`source`, `change`, `planId?`, `expiresAt?`)."),
 };

@@ -1,6 +1,6 @@
 import type { Core } from "../core.ts";
 import type { AppRow } from "../db/types.ts";
-import { audit, type AuditOrigin } from "../audit/audit.ts";
+import { audit, type AuditActor, type AuditOrigin } from "../audit/audit.ts";
 import { enqueueEvent, type OrgEventName } from "../webhooks/events.ts";
 
 /** Who is acting, for the trail: a tenant from a request, the app's developer (admin API), or the operator (CLI, `backend.admin`). */
@@ -8,6 +8,8 @@ export interface OrgActor {
   tenantId: string | null;
   developerId?: string;
   origin?: AuditOrigin;
+  /** who the trail names when no tenant acts: a developer, or the system (a Stripe event); default the operator */
+  by?: AuditActor;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function orgChanged(
     tenantId: member?.tenantId ?? actor.tenantId,
     target: orgId,
     details,
-    actor: actor.tenantId ? { type: "tenant", id: actor.tenantId } : actor.developerId ? { type: "developer", id: actor.developerId } : { type: "operator" },
+    actor: actor.tenantId ? { type: "tenant", id: actor.tenantId } : actor.developerId ? { type: "developer", id: actor.developerId } : (actor.by ?? { type: "operator" }),
     origin: actor.origin,
   });
   await enqueueEvent(core, { appId: app.id, event, tenantId: member?.tenantId ?? actor.tenantId, email: member?.email ?? null, payload: { orgId, ...details } });

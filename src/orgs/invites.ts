@@ -12,6 +12,7 @@ import { requireMember } from "./orgs.ts";
 import { requireKnownRole, requireOutranks, requirePermission } from "./roles.ts";
 import { orgInviteLink, queueOrgInviteEmail } from "./invite-email.ts";
 import { toPublicOrg } from "./view.ts";
+import { orgSeatPolicy, paidSeatsFull, syncAutoSeats, type OrgSeatPolicy } from "./billing-seats.ts";
 
 const DAY_SECONDS = 24 * 3600;
 /** How long an org invite lives when the body names no `expiresInSeconds`. */
@@ -33,13 +34,8 @@ export interface OrgSeats {
   remaining: number | null;
 }
 
-/** The seats of an organization: the app's `settings.orgs.seats` (absent: no limit). */
-export function orgSeatLimit(app: AppRow): number | null {
-  return app.settings.orgs.seats ?? null;
-}
-
 export async function orgSeats(core: Core, app: AppRow, orgId: string): Promise<OrgSeats> {
-  const limit = orgSeatLimit(app);
+  const { limit } = await orgSeatPolicy(core, app, orgId);
   const { members, pending } = await core.db.orgs.seatCounts(app.id, orgId, core.clock());
   return { limit, used: members, pending, remaining: limit === null ? null : Math.max(0, limit - members - pending) };
 }
@@ -81,9 +77,10 @@ export async function createOrgInvite(core: Core, app: AppRow, actor: OrgActor &
     id: newId("oin"), orgId, appId: app.id, createdBy: actor.tenantId, email: input.email ?? null, role: input.role, tokenHash: hashToken(token),
     createdAt: now, expiresAt: now + seconds * 1000, usedAt: null, usedByTenantId: null, uses: 0,
   };
-  const limit = orgSeatLimit(app);
-  if (!(await core.db.orgs.createInvite(row, limit))) {
-    throw fail("seats_full", `All ${limit} seats of this organization are taken by members or pending invites. Revoke an invite or remove a member first.`);
+  const policy = await orgSeatPolicy(core, app, orgId);
+  if (!(await core.db.orgs.createInvite(row, policy.enforced))) {
+    if (policy.paid) throw paidSeatsFull(policy.enforced!, "Revoke an invite or remove a member, or ");
+    throw fail("seats_full", `All ${policy.enforced} seats of this organization are taken by members or pending invites. Revoke an invite or remove a member first.`);
   }
   const link = orgInviteLink(app, token);
   if (sendEmail && link) {
@@ -110,14 +107,15 @@ export async function revokeOrgInvite(core: Core, app: AppRow, actor: OrgActor &
   await orgChanged(core, app, actor, "org.invite.revoked", orgId, { inviteId: id });
 }
 
-/** The error for a join that did not happen, shared by accept and sign-up. */
-export function orgJoinFailure(outcome: Exclude<OrgJoinOutcome, { kind: "joined" }>) {
+/** The error for a join that did not happen, shared by accept and sign-up; past paid seats (`policy.paid`) it is 402. */
+export function orgJoinFailure(outcome: Exclude<OrgJoinOutcome, { kind: "joined" }>, policy?: OrgSeatPolicy) {
   switch (outcome.kind) {
     case "invalid":
       return fail("invalid_token", "This organization invite is unknown, already used, revoked or expired. Ask for a new one.");
     case "wrong_email":
       return fail("forbidden", "This invitation was sent to another email address: sign in with that address to accept it.");
     case "full":
+      if (policy?.paid) return paidSeatsFull(policy.enforced!, "");
       return fail("seats_full", "Every seat of this organization is taken. Ask an admin to free a seat or add seats.");
     case "already_member":
       return fail("conflict", "You are already a member of this organization.");
@@ -127,14 +125,18 @@ export function orgJoinFailure(outcome: Exclude<OrgJoinOutcome, { kind: "joined"
 /** Announces a join that happened (accept, or sign-up with an org invite). */
 export async function orgJoined(core: Core, app: AppRow, actor: OrgActor & { tenantId: string }, email: string, joined: { orgId: string; role: string }, via: string): Promise<void> {
   await orgChanged(core, app, actor, "org.member.added", joined.orgId, { role: joined.role, via }, { tenantId: actor.tenantId, email });
+  await syncAutoSeats(core, app, joined.orgId);
 }
 
 /** A signed-in tenant accepts an invite. */
 export async function acceptOrgInvite(core: Core, app: AppRow, actor: OrgActor & { tenantId: string }, token: string) {
   const tenant = await core.db.tenants.findById(app.id, actor.tenantId);
   if (!tenant) throw fail("session_ended", "This account no longer exists.");
-  const outcome = await core.db.orgs.join(app.id, hashToken(token), tenant.id, tenant.email, orgSeatLimit(app), core.clock());
-  if (outcome.kind !== "joined") throw orgJoinFailure(outcome);
+  const hash = hashToken(token);
+  const invite = await core.db.orgs.findInviteByHash(app.id, hash);
+  const policy = invite ? await orgSeatPolicy(core, app, invite.orgId) : undefined;
+  const outcome = await core.db.orgs.join(app.id, hash, tenant.id, tenant.email, policy?.enforced ?? null, core.clock());
+  if (outcome.kind !== "joined") throw orgJoinFailure(outcome, policy);
   await orgJoined(core, app, actor, tenant.email, outcome, "accept");
   return { org: toPublicOrg(await requireMember(core, app, outcome.orgId, tenant.id)) };
 }

@@ -10,6 +10,7 @@ import { requireMember } from "./orgs.ts";
 import { requireKnownRole, requireOutranks, requirePermission } from "./roles.ts";
 import { toPublicMember } from "./view.ts";
 import { showAppOrg } from "./admin.ts";
+import { syncAutoSeats } from "./billing-seats.ts";
 
 export const RoleBody = bodyObject({ role: v.pipe(v.string(), v.minLength(1, "must not be empty"), v.maxLength(32, "must be at most 32 characters")) });
 export const MembersQuery = v.object({ limit: v.optional(whole(1, 200, "limit"), "50"), after: v.optional(v.pipe(v.string("after must appear once"), v.maxLength(400))) });
@@ -55,6 +56,7 @@ export async function removeMember(core: Core, app: AppRow, actor: OrgActor & { 
   requireOutranks(app, org, target.role, "remove");
   requireChanged(await core.db.orgs.removeMember(app.id, orgId, memberId, [{ tenantId: actor.tenantId, role: org.role }, { tenantId: memberId, role: target.role }]), memberId);
   await orgChanged(core, app, actor, "org.member.removed", orgId, { role: target.role, reason: "removed" }, { tenantId: memberId, email: target.email });
+  await syncAutoSeats(core, app, orgId);
 }
 
 export async function leaveOrg(core: Core, app: AppRow, actor: OrgActor & { tenantId: string }, orgId: string): Promise<void> {
@@ -64,4 +66,5 @@ export async function leaveOrg(core: Core, app: AppRow, actor: OrgActor & { tena
   requireChanged(outcome, actor.tenantId);
   const me = await core.db.tenants.findById(app.id, actor.tenantId);
   await orgChanged(core, app, actor, "org.member.removed", orgId, { role: org.role, reason: "left" }, { tenantId: actor.tenantId, email: me?.email ?? null });
+  await syncAutoSeats(core, app, orgId);
 }

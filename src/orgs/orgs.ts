@@ -8,6 +8,7 @@ import { bodyObject } from "../invites/shape.ts";
 import { orgChanged, type OrgActor } from "./events.ts";
 import { requireOwnerRole, requirePermission } from "./roles.ts";
 import { toPublicOrg } from "./view.ts";
+import { cancelOrgStripeSubscription } from "../billing/stripe-sync.ts";
 
 const OrgName = v.pipe(v.string(), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(200, "must be at most 200 characters"));
 export const OrgBody = bodyObject({ name: OrgName });
@@ -53,6 +54,7 @@ export async function renameOrg(core: Core, app: AppRow, actor: OrgActor & { ten
 export async function deleteOrg(core: Core, app: AppRow, actor: OrgActor & { tenantId: string }, orgId: string): Promise<void> {
   const org = await requireMember(core, app, orgId, actor.tenantId);
   requireOwnerRole(org, "delete an organization");
+  await cancelOrgStripeSubscription(core, app, orgId);
   if (!(await core.db.orgs.remove(app.id, orgId))) throw fail("not_found", `No organization ${orgId} among yours.`);
   await orgChanged(core, app, actor, "org.deleted", orgId, { name: org.name });
 }
@@ -72,6 +74,7 @@ export async function transferOrg(core: Core, app: AppRow, actor: OrgActor & { t
 /** The operator's deletion (CLI) or the app's developer's (dashboard): no membership needed; the trail names who. */
 export async function deleteOrgAsOperator(core: Core, app: AppRow, orgId: string, actor: OrgActor = { tenantId: null }): Promise<void> {
   const org = await core.db.orgs.byId(app.id, orgId);
+  if (org) await cancelOrgStripeSubscription(core, app, orgId);
   if (!org || !(await core.db.orgs.remove(app.id, orgId))) throw fail("not_found", `No organization ${orgId} in app ${app.name}.`);
   await orgChanged(core, app, actor, "org.deleted", orgId, { name: org.name });
 }

@@ -10,6 +10,7 @@ import { NoBody } from "../family/routes.ts";
 import { createOrg, deleteOrg, getOrg, listOrgs, OrgBody, renameOrg, transferOrg, TransferBody } from "./orgs.ts";
 import { changeRole, leaveOrg, listMembers, MembersQuery, removeMember, RoleBody } from "./members.ts";
 import { AcceptBody, acceptOrgInvite, createOrgInvite, listOrgInvites, OrgInviteBody, revokeOrgInvite } from "./invites.ts";
+import { registerOrgBillingRoutes } from "./billing-routes.ts";
 
 /** Organizations, for their members (docs/organizations.md). Every route needs the tenant bearer. */
 export function registerOrgRoutes(router: Router, core: Core): void {
@@ -137,4 +138,6 @@ export function registerOrgRoutes(router: Router, core: Core): void {
     const tenant = await requireTenantRef(core, app, decodeURIComponent(param(event, "tenantId")));
     return tenantOrgs(core, app, tenant.id);
   });
+
+  registerOrgBillingRoutes(router, core);
 }

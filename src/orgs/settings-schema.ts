@@ -34,4 +34,9 @@ export const OrgSettingsSchema = v.strictObject({
   maxOwnedPerTenant: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(0))), 100),
   /** Members (owners included) an organization may have; absent: no limit. */
   seats: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  /**
+   * What a join past an organization's paid seats does: "fixed" refuses it (402), "auto"
+   * buys the seat (the subscription's quantity follows the member count, down too).
+   */
+  seatBilling: v.optional(v.picklist(["fixed", "auto"], "must be fixed or auto"), "fixed"),
 });

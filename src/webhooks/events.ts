@@ -14,7 +14,8 @@ export type OrgEventName =
   | "org.member.removed"
   | "org.member.role_changed"
   | "org.invite.created"
-  | "org.invite.revoked";
+  | "org.invite.revoked"
+  | "org.subscription.updated";
 
 export interface NewEvent {
   appId: string;

@@ -67,6 +67,7 @@ export const COPY_TABLES: CopyTable[] = [
   t("billing_stripe_events", ["app_id", "event_id"], { app_id: "text", event_id: "text", type: "text", received_at: "int" }),
   t("billing_dev_sessions", ["token_hash"], {
     token_hash: "text", kind: "text", app_id: "text", tenant_id: "text", plan_id: "text", success_url: "text", cancel_url: "text", created_at: "int", expires_at: "int", used_at: "int",
+    org_id: "text", seats: "int",
   }),
   t("billing_usage", ["tenant_id", "feature_key", "period", "period_start"], { tenant_id: "text", feature_key: "text", period: "text", period_start: "int", app_id: "text", count: "int" }),
   t("webhook_configs", ["app_id"], { app_id: "text", url: "text", secret_sealed: "text", secret_created_at: "int", created_at: "int", updated_at: "int" }),
@@ -113,6 +114,12 @@ export const COPY_TABLES: CopyTable[] = [
   }),
   t("export_links", ["token_hash"], { token_hash: "text", app_id: "text", tenant_id: "text", created_at: "int", expires_at: "int", used_at: "int" }),
   t("backup_operators", ["developer_id"], { developer_id: "text", granted_at: "int" }),
+  t("org_billing_subscriptions", ["org_id", "source"], {
+    org_id: "text", source: "text", app_id: "text", plan_id: "text", status: "text", provider: "text", provider_subscription_id: "text",
+    current_period_end: "int", cancel_at_period_end: "bool", expires_at: "int", seats: "int", created_at: "int", updated_at: "int",
+  }),
+  t("org_billing_customers", ["org_id"], { org_id: "text", app_id: "text", stripe_customer_id: "text", created_at: "int" }),
+  t("org_billing_usage", ["org_id", "feature_key", "period", "period_start"], { org_id: "text", feature_key: "text", period: "text", period_start: "int", app_id: "text", count: "int" }),
 ];
 
 /** Tables one engine keeps for itself; the target builds its own. */

@@ -104,11 +104,11 @@ export function createPgBillingRepo(sql: PgSql): BillingRepository {
     },
 
     async insertDevSession(s) {
-      await sql`INSERT INTO billing_dev_sessions (token_hash, kind, app_id, tenant_id, plan_id, success_url, cancel_url, created_at, expires_at)
-        VALUES (${s.tokenHash}, ${s.kind}, ${s.appId}, ${s.tenantId}, ${s.planId}, ${s.successUrl}, ${s.cancelUrl}, ${s.now}, ${s.expiresAt})`;
+      await sql`INSERT INTO billing_dev_sessions (token_hash, kind, app_id, tenant_id, plan_id, success_url, cancel_url, created_at, expires_at, org_id, seats)
+        VALUES (${s.tokenHash}, ${s.kind}, ${s.appId}, ${s.tenantId}, ${s.planId}, ${s.successUrl}, ${s.cancelUrl}, ${s.now}, ${s.expiresAt}, ${s.orgId ?? null}, ${s.seats ?? null})`;
     },
     async findDevSession(tokenHash) {
-      const [r] = await sql<DevSessionRow[]>`SELECT kind, app_id, tenant_id, plan_id, success_url, cancel_url, expires_at, used_at
+      const [r] = await sql<DevSessionRow[]>`SELECT kind, app_id, tenant_id, plan_id, success_url, cancel_url, expires_at, used_at, org_id, seats
         FROM billing_dev_sessions WHERE token_hash = ${tokenHash}`;
       return r;
     },

@@ -26,6 +26,7 @@ import { announcing, EVERYTHING } from "./local-changes.ts";
 import { createPgSigningKeysRepo } from "./signing-keys.ts";
 import { createPgSignInRepo } from "./sign-in.ts";
 import { createPgOrgsRepo } from "./orgs.ts";
+import { createPgOrgBillingRepo } from "./org-billing.ts";
 import { createPgRealtimeRepo } from "./realtime.ts";
 
 /** Sessions and tenants kept in memory per node while the change feed is live (as on SQLite). */
@@ -61,6 +62,7 @@ export function createPgRepositories(sql: PgSql, changes?: PgChanges): Repositor
     signingKeys: createPgSigningKeysRepo(sql),
     signIn: createPgSignInRepo(sql),
     orgs: createPgOrgsRepo(sql),
+    orgBilling: createPgOrgBillingRepo(sql),
     realtime: createPgRealtimeRepo(sql),
   } satisfies Repositories;
   return changes ? withChangeFeed(sql, repos, changes) : repos;

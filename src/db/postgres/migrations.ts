@@ -15,6 +15,7 @@ import { realtimeSchema } from "./schema-13.ts";
 import { orgsSchema } from "./schema-14.ts";
 import { recordBytesSchema } from "./schema-15.ts";
 import { exportLinksOperatorsSchema } from "./schema-16.ts";
+import { orgBillingSchema } from "./schema-18.ts";
 
 export interface PgMigration {
   version: number;
@@ -43,6 +44,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 14, name: "organizations", sql: orgsSchema },
   { version: 15, name: "record-bytes", sql: recordBytesSchema },
   { version: 16, name: "export-links-and-backup-operators", sql: exportLinksOperatorsSchema },
+  { version: 18, name: "org-billing", sql: orgBillingSchema },
 ];
 
 /** Fixed key of the advisory lock that serializes migrations across nodes ("tenantd" in ASCII). */

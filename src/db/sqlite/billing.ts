@@ -147,11 +147,11 @@ export function createBillingRepo(db: SqliteDb) {
     ),
 
     insertDevSession: db.prepare(
-      `INSERT INTO billing_dev_sessions (token_hash, kind, app_id, tenant_id, plan_id, success_url, cancel_url, created_at, expires_at)
-       VALUES (@tokenHash, @kind, @appId, @tenantId, @planId, @successUrl, @cancelUrl, @now, @expiresAt)`,
+      `INSERT INTO billing_dev_sessions (token_hash, kind, app_id, tenant_id, plan_id, success_url, cancel_url, created_at, expires_at, org_id, seats)
+       VALUES (@tokenHash, @kind, @appId, @tenantId, @planId, @successUrl, @cancelUrl, @now, @expiresAt, @orgId, @seats)`,
     ),
-    devSession: db.prepare<[string], { kind: "checkout" | "portal"; app_id: string; tenant_id: string; plan_id: string | null; success_url: string; cancel_url: string; expires_at: number; used_at: number | null }>(
-      "SELECT kind, app_id, tenant_id, plan_id, success_url, cancel_url, expires_at, used_at FROM billing_dev_sessions WHERE token_hash = ?",
+    devSession: db.prepare<[string], { kind: "checkout" | "portal"; app_id: string; tenant_id: string; plan_id: string | null; success_url: string; cancel_url: string; expires_at: number; used_at: number | null; org_id: string | null; seats: number | null }>(
+      "SELECT kind, app_id, tenant_id, plan_id, success_url, cancel_url, expires_at, used_at, org_id, seats FROM billing_dev_sessions WHERE token_hash = ?",
     ),
     useDevSession: db.prepare<[number, string, number]>(
       "UPDATE billing_dev_sessions SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
@@ -253,12 +253,12 @@ export function createBillingRepo(db: SqliteDb) {
       q.recordEvent.run(appId, eventId, type, now);
     },
 
-    async insertDevSession(s: { tokenHash: string; kind: "checkout" | "portal"; appId: string; tenantId: string; planId: string | null; successUrl: string; cancelUrl: string; now: number; expiresAt: number }): Promise<void> {
-      q.insertDevSession.run(s);
+    async insertDevSession(s: { tokenHash: string; kind: "checkout" | "portal"; appId: string; tenantId: string; planId: string | null; successUrl: string; cancelUrl: string; now: number; expiresAt: number; orgId?: string | null; seats?: number | null }): Promise<void> {
+      q.insertDevSession.run({ ...s, orgId: s.orgId ?? null, seats: s.seats ?? null });
     },
     async findDevSession(tokenHash: string): Promise<DevSessionRow | undefined> {
       const r = q.devSession.get(tokenHash);
-      return r && { kind: r.kind, appId: r.app_id, tenantId: r.tenant_id, planId: r.plan_id, successUrl: r.success_url, cancelUrl: r.cancel_url, expiresAt: r.expires_at, usedAt: r.used_at };
+      return r && { kind: r.kind, appId: r.app_id, tenantId: r.tenant_id, planId: r.plan_id, successUrl: r.success_url, cancelUrl: r.cancel_url, expiresAt: r.expires_at, usedAt: r.used_at, orgId: r.org_id, seats: r.seats };
     },
     /** Marks a live, unused session used; false if it was used, expired or unknown. */
     async consumeDevSession(tokenHash: string, now: number): Promise<boolean> {

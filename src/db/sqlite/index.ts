@@ -21,6 +21,7 @@ import { createMfaRepo } from "./mfa.ts";
 import { createSigningKeysRepo } from "./signing-keys.ts";
 import { createSignInRepo } from "./sign-in.ts";
 import { createOrgsRepo } from "./orgs.ts";
+import { createOrgBillingRepo } from "./org-billing.ts";
 import { createRealtimeRepo } from "./realtime.ts";
 
 /**
@@ -51,6 +52,7 @@ export function createRepositories(sqlite: SqliteDb) {
     audit: createAuditRepo(sqlite),
     cron: createCronRepo(sqlite),
     orgs: createOrgsRepo(sqlite),
+    orgBilling: createOrgBillingRepo(sqlite),
     realtime: createRealtimeRepo(sqlite),
   };
 }

@@ -21,6 +21,7 @@ import { realtimeSchema } from "./schema/realtime.ts";
 import { orgsSchema } from "./schema/orgs.ts";
 import { recordBytesSchema } from "./schema/record-bytes.ts";
 import { exportLinksOperatorsSchema } from "./schema/export-links-operators.ts";
+import { orgBillingSchema } from "./schema/org-billing.ts";
 import { recordFieldUpdateSchema } from "./schema/record-field-update.ts";
 
 export interface Migration {
@@ -56,6 +57,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 20, name: "organizations", sql: orgsSchema },
   { version: 21, name: "record-bytes", sql: recordBytesSchema },
   { version: 22, name: "export-links-and-backup-operators", sql: exportLinksOperatorsSchema },
+  { version: 24, name: "org-billing", sql: orgBillingSchema },
   { version: 25, name: "record-field-update-trigger", sql: recordFieldUpdateSchema },
 ];
 

@@ -1,0 +1,45 @@
+// Rows of billing per organization (src/orgs/billing.ts), apart from the tenant billing types.
+import type { SubscriptionSource, UsageRow } from "./types.ts";
+
+/** An organization's subscription of one source, like a tenant's; `seats` is a provider subscription's paid quantity. */
+export interface OrgSubscriptionRow {
+  orgId: string;
+  source: SubscriptionSource;
+  appId: string;
+  planId: string;
+  status: string;
+  provider: "stripe" | "dev" | null;
+  providerSubscriptionId: string | null;
+  currentPeriodEnd: number | null;
+  cancelAtPeriodEnd: boolean;
+  expiresAt: number | null;
+  /** null on gifts and trials: they grant the plan, not seats */
+  seats: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface OrgProviderSubscriptionWrite {
+  appId: string;
+  orgId: string;
+  planId: string;
+  status: string;
+  provider: "stripe" | "dev";
+  providerSubscriptionId: string;
+  currentPeriodEnd: number | null;
+  cancelAtPeriodEnd: boolean;
+  seats: number;
+  now: number;
+}
+
+export interface OrgUsageIncrement {
+  appId: string;
+  orgId: string;
+  featureKey: string;
+  period: string;
+  periodStart: number;
+  by: number;
+  limit: number | null;
+}
+
+export type { UsageRow };
