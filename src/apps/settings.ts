@@ -58,6 +58,17 @@ export const AppSettingsSchema = v.strictObject({
         indexed: v.optional(v.array(v.pipe(v.string(), v.regex(FIELD_PATH, "must be a field path like name or address.city"))), []),
         /** Full-text search ($text) on; `language` picks the common words left out (src/data/text.ts SEARCH_LANGUAGES). */
         search: v.optional(v.strictObject({ language: v.optional(v.picklist(["simple", "en", "es", "nl"], "must be simple, en, es or nl"), "simple") })),
+        /**
+         * Organization records (docs/organizations.md#organization-records): the collection's
+         * records belong to organizations. `true` is `{ write: "records.write" }`; `"members"`
+         * lets every member write.
+         */
+        org: v.optional(
+          v.union(
+            [v.literal(true), v.strictObject({ write: v.optional(v.picklist(["records.write", "members"], 'must be "records.write" or "members"'), "records.write") })],
+            'must be true or { "write": "records.write" | "members" }',
+          ),
+        ),
       }),
     ),
       // Every indexed or unique field is an index on the shared records table: each one

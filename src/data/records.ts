@@ -73,7 +73,8 @@ export function recordScope(auth: TenantAuth, collection: string): Scoped {
   if (!COLLECTION_NAME.test(collection)) {
     throw fail("invalid_request", `Collection "${collection.slice(0, 80)}" is not valid: use 1 to 64 letters or digits (A-Z, a-z, 0-9).`);
   }
-  const { indexed, unique, search } = collectionIndexes(auth.app, collection);
+  const { indexed, unique, search, org } = collectionIndexes(auth.app, collection);
+  if (org !== (auth.orgId !== undefined)) throw wrongOwner(collection, org);
   return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed, ...(search ? { search } : {}) }, unique };
 }
 
@@ -96,9 +97,18 @@ interface CollectionIndexes {
   indexed: ReadonlySet<string>;
   unique: string[];
   search?: SearchLanguage;
+  /** the collection's records belong to organizations (settings.collections.<name>.org) */
+  org: boolean;
 }
 
-const NO_INDEXES: CollectionIndexes = { indexed: new Set(), unique: [] };
+const NO_INDEXES: CollectionIndexes = { indexed: new Set(), unique: [], org: false };
+
+/** A tenant route on an organization collection, or an organization route on a tenant one: the message names the right route. */
+function wrongOwner(collection: string, org: boolean) {
+  return org
+    ? fail("invalid_request", `Collection ${collection} holds organization records: use /api/v1/orgs/{orgId}/collections/${collection}/records (tenantd.orgs.collection(orgId, "${collection}") in the client).`)
+    : fail("invalid_request", `Collection ${collection} is not an organization collection: a developer declares one in the app settings (collections.${collection}.org = true); a tenant's own records are under /api/v1/data/${collection}.`);
+}
 
 /**
  * Kept per app row: a change to an app's settings replaces its row (the apps cache loads a
@@ -114,8 +124,9 @@ function collectionIndexes(app: AppRow, collection: string): CollectionIndexes {
   if (!byCollection) indexesByApp.set(app, (byCollection = new Map()));
   let entry = byCollection.get(collection);
   if (!entry) {
-    const search = app.settings.collections[collection]!.search?.language;
-    entry = { indexed: new Set(indexedFields(app, collection)), unique: collectionSettings(app, collection).unique, ...(search ? { search } : {}) };
+    const settings = app.settings.collections[collection]!;
+    const search = settings.search?.language;
+    entry = { indexed: new Set(indexedFields(app, collection)), unique: collectionSettings(app, collection).unique, org: settings.org !== undefined, ...(search ? { search } : {}) };
     byCollection.set(collection, entry);
   }
   return entry;

@@ -3,8 +3,9 @@ import { getQuery, getRouterParam, type H3Event } from "h3";
 import type { Core } from "../core.ts";
 import type { Router } from "../http/router.ts";
 import { parseInput, readJson } from "../http/body.ts";
-import { requireDeveloper, requireOwnApp, requireTenant, tenantRoute, type TenantAuth } from "../http/guards.ts";
-import { andThen } from "../awaitable.ts";
+import { requireDeveloper, requireOwnApp, requireTenant, type TenantAuth } from "../http/guards.ts";
+import { quiet } from "../http/lifecycle.ts";
+import { andThen, type Awaitable } from "../awaitable.ts";
 import { createRecord, deleteRecord, getRecord, listJson, listRecordRows, listRequestOf, recordJson, RECORD_LIMITS, updateRecord, upsertRecord } from "./records.ts";
 import { jsonText } from "../http/json-text.ts";
 import { createShareLink, MAX_SHARE_SECONDS, readShared, revokeShareLinks } from "./share.ts";
@@ -38,10 +39,30 @@ export const ListQuery = v.object({
 
 const param = (event: H3Event, name: string) => getRouterParam(event, name) ?? "";
 
-/** The record reads and writes go through tenantRoute: they write no log line of their own. */
+/** Whether a route reads or writes the records: an organization's checks a different permission for each. */
+export type RecordAccess = "read" | "write";
+
+/**
+ * Who owns the records a request reaches, or the request's refusal: the signed-in tenant on
+ * /api/v1/data, an organization on /api/v1/orgs/{orgId}/… (src/orgs/records.ts).
+ */
+export type RecordGuard = (event: H3Event, access: RecordAccess, collection: string) => Awaitable<TenantAuth>;
+
+/** The record reads and writes are quiet routes (src/http/lifecycle.ts): they write no log line of their own. */
 export function registerDataRoutes(router: Router, core: Core): void {
+  const guard: RecordGuard = (event) => requireTenant(event, core);
+  registerRecordRoutes(router, core, "/api/v1/data/:collection", "/api/v1/batch", guard);
+  registerDataExtras(router, core);
+}
+
+/**
+ * The routes over one owner's records, under `base` (which holds :collection) and the batch
+ * at `batchPath`: the tenant's and the organization's are the same handlers with another guard.
+ */
+export function registerRecordRoutes(router: Router, core: Core, base: string, batchPath: string, guard: RecordGuard): void {
   const limit = core.config.maxJsonBytes;
-  const base = "/api/v1/data/:collection";
+  const route = <R>(access: RecordAccess, handler: (event: H3Event, auth: TenantAuth) => Awaitable<R>) =>
+    quiet((event: H3Event) => andThen(guard(event, access, param(event, "collection")), (auth) => handler(event, auth)));
 
   /**
    * A write sent with an Idempotency-Key runs as a batch of one (src/data/idempotency.ts), so
@@ -54,18 +75,18 @@ export function registerDataRoutes(router: Router, core: Core): void {
   };
 
   router.post(
-    "/api/v1/batch",
-    tenantRoute(core, async (event, auth) => {
+    batchPath,
+    route("write", async (event, auth) => {
       const body = await readJson(event, BatchBody, limit);
       const key = idempotencyKeyOf(event);
-      if (key !== undefined) return idempotentWrite(core, event, auth, key, `POST /api/v1/batch\n${JSON.stringify(body)}`, body.operations, false);
+      if (key !== undefined) return idempotentWrite(core, event, auth, key, `POST ${event.url.pathname}\n${JSON.stringify(body)}`, body.operations, false);
       return send(event, (await runBatch(core, auth, body.operations)) as WriteReply);
     }),
   );
 
   router.post(
     base,
-    tenantRoute(core, async (event, auth) => {
+    route("write", async (event, auth) => {
       const body = await readJson(event, DataBody, limit);
       const replay = keyed(event, auth, { op: "create", collection: param(event, "collection"), data: body.data }, body);
       if (replay) return replay;
@@ -77,7 +98,7 @@ export function registerDataRoutes(router: Router, core: Core): void {
 
   router.get(
     base,
-    tenantRoute(core, (event, auth) => {
+    route("read", (event, auth) => {
       const request = listRequestOf(event.url.search, () => parseInput(ListQuery, getQuery(event), "query"));
       return andThen(listRecordRows(core, auth, param(event, "collection"), request), (page) => jsonText(listJson(page)));
     }),
@@ -85,7 +106,7 @@ export function registerDataRoutes(router: Router, core: Core): void {
 
   router.post(
     `${base}/upsert`,
-    tenantRoute(core, async (event, auth) => {
+    route("write", async (event, auth) => {
       const body = await readJson(event, DataBody, limit);
       const replay = keyed(event, auth, { op: "upsert", collection: param(event, "collection"), data: body.data }, body);
       if (replay) return replay;
@@ -97,12 +118,12 @@ export function registerDataRoutes(router: Router, core: Core): void {
 
   router.get(
     `${base}/:id`,
-    tenantRoute(core, (event, auth) => andThen(getRecord(core, auth, param(event, "collection"), param(event, "id")), (row) => jsonText(`{"record":${recordJson(row)}}`))),
+    route("read", (event, auth) => andThen(getRecord(core, auth, param(event, "collection"), param(event, "id")), (row) => jsonText(`{"record":${recordJson(row)}}`))),
   );
 
   router.put(
     `${base}/:id`,
-    tenantRoute(core, async (event, auth) => {
+    route("write", async (event, auth) => {
       const body = await readJson(event, DataBody, limit);
       const replay = keyed(event, auth, { op: "update", collection: param(event, "collection"), id: param(event, "id"), data: body.data }, body);
       if (replay) return replay;
@@ -112,7 +133,7 @@ export function registerDataRoutes(router: Router, core: Core): void {
 
   router.delete(
     `${base}/:id`,
-    tenantRoute(core, async (event, auth) => {
+    route("write", async (event, auth) => {
       const replay = keyed(event, auth, { op: "delete", collection: param(event, "collection"), id: param(event, "id") });
       if (replay) return replay;
       await deleteRecord(core, auth, param(event, "collection"), param(event, "id"));
@@ -122,7 +143,7 @@ export function registerDataRoutes(router: Router, core: Core): void {
   );
 
   router.post(`${base}/:id/share`, async (event) => {
-    const auth = await requireTenant(event, core);
+    const auth = await guard(event, "write", param(event, "collection"));
     const body = await readJson(event, ShareBody, limit);
     const shareToken = await createShareLink(core, auth, param(event, "collection"), param(event, "id"), body.expiresInSeconds);
     event.res.status = 201;
@@ -130,10 +151,13 @@ export function registerDataRoutes(router: Router, core: Core): void {
   });
 
   router.delete(`${base}/:id/share`, async (event) => {
-    const auth = await requireTenant(event, core);
+    const auth = await guard(event, "write", param(event, "collection"));
     return revokeShareLinks(core, auth, param(event, "collection"), param(event, "id"));
   });
+}
 
+/** The public share links and the admin view of indexes: one of each, whoever owns the records. */
+function registerDataExtras(router: Router, core: Core): void {
   router.get("/api/v1/public/shared/:token", async (event) => readShared(core, param(event, "token")));
 
   // The record indexes of an app, declared and automatic (admin API: a developer session).

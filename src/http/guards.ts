@@ -54,6 +54,11 @@ export interface TenantAuth {
   exp: number;
   /** The developer's id when a developer opened this session to see the tenant's view (read-only). */
   impersonatedBy?: string;
+  /**
+   * Set on an organization's record routes (src/orgs/records.ts): `tenantId` is then the
+   * organization's data owner id, not the caller's, and only organization collections answer.
+   */
+  orgId?: string;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;

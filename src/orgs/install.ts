@@ -2,6 +2,8 @@ import type { Core } from "../core.ts";
 import { hashToken } from "../crypto/random.ts";
 import { orgChanged } from "./events.ts";
 import { orgJoined } from "./invites.ts";
+import { dataOwnerOf } from "./records.ts";
+import { sweepTenantBlobs } from "../files/service.ts";
 
 /**
  * An account deletion must not leave organizations without an owner: each one the tenant
@@ -25,8 +27,11 @@ export function installOrgs(core: Core): void {
     async ({ app, tenantId }) => {
       for (const { orgId, newOwnerId } of await core.db.orgs.handOver(app.id, tenantId)) {
         const actor = { tenantId: null };
-        if (newOwnerId === null) await orgChanged(core, app, actor, "org.deleted", orgId, { reason: "last_member_deleted" });
-        else {
+        if (newOwnerId === null) {
+          // Its records and file rows went with it (cascade); the blobs live outside the store.
+          await sweepTenantBlobs(core, app.id, dataOwnerOf(orgId));
+          await orgChanged(core, app, actor, "org.deleted", orgId, { reason: "last_member_deleted" });
+        } else {
           const heir = await core.db.tenants.findById(app.id, newOwnerId);
           await orgChanged(core, app, actor, "org.ownership_transferred", orgId, { from: tenantId, to: newOwnerId, reason: "owner_deleted" }, { tenantId: newOwnerId, email: heir?.email ?? null });
         }

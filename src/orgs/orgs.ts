@@ -9,6 +9,7 @@ import { orgChanged, type OrgActor } from "./events.ts";
 import { requireOwnerRole, requirePermission } from "./roles.ts";
 import { toPublicOrg } from "./view.ts";
 import { cancelOrgStripeSubscription } from "../billing/stripe-sync.ts";
+import { removingOrgData } from "./records.ts";
 
 const OrgName = v.pipe(v.string(), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(200, "must be at most 200 characters"));
 export const OrgBody = bodyObject({ name: OrgName });
@@ -55,7 +56,8 @@ export async function deleteOrg(core: Core, app: AppRow, actor: OrgActor & { ten
   const org = await requireMember(core, app, orgId, actor.tenantId);
   requireOwnerRole(org, "delete an organization");
   await cancelOrgStripeSubscription(core, app, orgId);
-  if (!(await core.db.orgs.remove(app.id, orgId))) throw fail("not_found", `No organization ${orgId} among yours.`);
+  const removed = await removingOrgData(core, app, orgId, () => core.db.orgs.remove(app.id, orgId));
+  if (!removed) throw fail("not_found", `No organization ${orgId} among yours.`);
   await orgChanged(core, app, actor, "org.deleted", orgId, { name: org.name });
 }
 
@@ -75,6 +77,6 @@ export async function transferOrg(core: Core, app: AppRow, actor: OrgActor & { t
 export async function deleteOrgAsOperator(core: Core, app: AppRow, orgId: string, actor: OrgActor = { tenantId: null }): Promise<void> {
   const org = await core.db.orgs.byId(app.id, orgId);
   if (org) await cancelOrgStripeSubscription(core, app, orgId);
-  if (!org || !(await core.db.orgs.remove(app.id, orgId))) throw fail("not_found", `No organization ${orgId} in app ${app.name}.`);
+  if (!org || !(await removingOrgData(core, app, orgId, () => core.db.orgs.remove(app.id, orgId)))) throw fail("not_found", `No organization ${orgId} in app ${app.name}.`);
   await orgChanged(core, app, actor, "org.deleted", orgId, { name: org.name });
 }

@@ -9,6 +9,7 @@ import { requestOrigin } from "../audit/http.ts";
 import { NoBody } from "../family/routes.ts";
 import { createOrg, deleteOrg, getOrg, listOrgs, OrgBody, renameOrg, transferOrg, TransferBody } from "./orgs.ts";
 import { changeRole, leaveOrg, listMembers, MembersQuery, removeMember, RoleBody } from "./members.ts";
+import { registerOrgRecordRoutes } from "./records.ts";
 import { AcceptBody, acceptOrgInvite, createOrgInvite, listOrgInvites, OrgInviteBody, revokeOrgInvite } from "./invites.ts";
 import { registerOrgBillingRoutes } from "./billing-routes.ts";
 
@@ -140,4 +141,5 @@ export function registerOrgRoutes(router: Router, core: Core): void {
   });
 
   registerOrgBillingRoutes(router, core);
+  registerOrgRecordRoutes(router, core);
 }

@@ -26,9 +26,9 @@ export function createPgAdminRepo(sql: PgSql): AdminRepository {
           ? sql``
           : sql`AND EXISTS (SELECT 1 FROM billing_subscriptions b WHERE b.plan_id = ${s.planId} AND b.tenant_id = tenants.id
               AND b.status IN ('active', 'trialing', 'past_due') AND (b.expires_at IS NULL OR b.expires_at > ${s.now}))`;
-      const tenants = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} ${email} ${verified} ${from} ${to} ${plan}
+      const tenants = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} AND email <> id ${email} ${verified} ${from} ${to} ${plan}
         ORDER BY ${sql.unsafe(ORDER[s.sort])} LIMIT ${s.limit} OFFSET ${s.offset}`;
-      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM tenants WHERE app_id = ${appId} ${email} ${verified} ${from} ${to} ${plan}`;
+      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM tenants WHERE app_id = ${appId} AND email <> id ${email} ${verified} ${from} ${to} ${plan}`;
       return { tenants: [...tenants], total: c!.n };
     },
     async tenantSessions(appId, tenantId) {

@@ -49,7 +49,7 @@ export function createPgStatsRepo(sql: PgSql): StatsRepository {
   return {
     async appUsage(appId, monthStart) {
       const [r] = await sql<{ tenants: number; records: number; fileBytes: number; deliveries: number }[]>`
-        SELECT (SELECT COUNT(*) FROM tenants WHERE app_id = ${appId}) AS tenants,
+        SELECT (SELECT COUNT(*) FROM tenants WHERE app_id = ${appId} AND email <> id) AS tenants,
                (SELECT COUNT(*) FROM records WHERE app_id = ${appId}) AS records,
                (SELECT COALESCE(SUM(size_bytes), 0)::bigint FROM files WHERE app_id = ${appId}) AS file_bytes,
                (SELECT COUNT(*) FROM webhook_deliveries WHERE app_id = ${appId} AND created_at >= ${monthStart}) AS deliveries`;

@@ -16,6 +16,7 @@ import { orgsSchema } from "./schema-14.ts";
 import { recordBytesSchema } from "./schema-15.ts";
 import { exportLinksOperatorsSchema } from "./schema-16.ts";
 import { orgBillingSchema } from "./schema-18.ts";
+import { orgRecordsSchema } from "./schema-17.ts";
 
 export interface PgMigration {
   version: number;
@@ -44,6 +45,7 @@ export const PG_MIGRATIONS: PgMigration[] = [
   { version: 14, name: "organizations", sql: orgsSchema },
   { version: 15, name: "record-bytes", sql: recordBytesSchema },
   { version: 16, name: "export-links-and-backup-operators", sql: exportLinksOperatorsSchema },
+  { version: 17, name: "org-records", sql: orgRecordsSchema },
   { version: 18, name: "org-billing", sql: orgBillingSchema },
 ];
 

@@ -42,9 +42,9 @@ export function createPgTenantsRepo(sql: PgSql): TenantsRepository {
       const verified = opts.verified === undefined ? sql`` : opts.verified ? sql`AND email_verified_at IS NOT NULL` : sql`AND email_verified_at IS NULL`;
       const from = opts.createdFrom === undefined ? sql`` : sql`AND created_at >= ${opts.createdFrom}`;
       const before = opts.createdBefore === undefined ? sql`` : sql`AND created_at < ${opts.createdBefore}`;
-      const tenants = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern} ${verified} ${from} ${before}
+      const tenants = await sql<TenantRow[]>`SELECT ${sql.unsafe(TENANT_COLUMNS)} FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern} AND email <> id ${verified} ${from} ${before}
         ORDER BY created_at DESC, id LIMIT ${opts.limit} OFFSET ${opts.offset}`;
-      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern} ${verified} ${from} ${before}`;
+      const [c] = await sql<{ n: number }[]>`SELECT COUNT(*) AS n FROM tenants WHERE app_id = ${appId} AND email LIKE ${pattern} AND email <> id ${verified} ${from} ${before}`;
       return { tenants: [...tenants], total: c!.n };
     },
     async markVerified(id, at) {

@@ -37,7 +37,8 @@ export function createAdminRepo(db: SqliteDb) {
 
   return {
     async searchTenants(appId: string, s: TenantSearch): Promise<{ tenants: TenantRow[]; total: number }> {
-      const where = ["t.app_id = ?"];
+      // An organization's data owner row (its email is its id, src/orgs/records.ts) is no tenant.
+      const where = ["t.app_id = ?", "t.email <> t.id"];
       const params: (string | number)[] = [appId];
       if (s.email) {
         // Emails are stored lower-case and the search is lower-cased: instr is a plain

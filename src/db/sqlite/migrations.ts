@@ -19,6 +19,7 @@ import { auditCronSchema } from "./schema/audit-cron.ts";
 import { signInBlocksSchema } from "./schema/sign-in-blocks.ts";
 import { realtimeSchema } from "./schema/realtime.ts";
 import { orgsSchema } from "./schema/orgs.ts";
+import { orgRecordsSchema } from "./schema/org-records.ts";
 import { recordBytesSchema } from "./schema/record-bytes.ts";
 import { exportLinksOperatorsSchema } from "./schema/export-links-operators.ts";
 import { orgBillingSchema } from "./schema/org-billing.ts";
@@ -57,6 +58,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 20, name: "organizations", sql: orgsSchema },
   { version: 21, name: "record-bytes", sql: recordBytesSchema },
   { version: 22, name: "export-links-and-backup-operators", sql: exportLinksOperatorsSchema },
+  { version: 23, name: "org-records", sql: orgRecordsSchema },
   { version: 24, name: "org-billing", sql: orgBillingSchema },
   { version: 25, name: "record-field-update-trigger", sql: recordFieldUpdateSchema },
 ];

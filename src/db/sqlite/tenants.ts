@@ -56,10 +56,10 @@ export function createTenantsRepo(db: SqliteDb) {
     byEmail: db.prepare<[string, string], RawTenant>(`SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND email = ?`).raw(true),
     list: db
       .prepare<[string, string, number, number], RawTenant>(
-        `SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\' ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
+        `SELECT ${tenantColumns()} FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\' AND email <> id ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
       )
       .raw(true),
-    count: db.prepare<[string, string], { n: number }>("SELECT COUNT(*) AS n FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\'"),
+    count: db.prepare<[string, string], { n: number }>("SELECT COUNT(*) AS n FROM tenants WHERE app_id = ? AND email LIKE ? ESCAPE '\\' AND email <> id"),
     setVerified: db.prepare<[number, string]>("UPDATE tenants SET email_verified_at = COALESCE(email_verified_at, ?) WHERE id = ?"),
     setPassword: db.prepare<[string, string]>("UPDATE tenants SET password_hash = ? WHERE id = ?"),
     setLocale: db.prepare<[string, string]>("UPDATE tenants SET locale = ? WHERE id = ?"),
@@ -104,7 +104,7 @@ export function createTenantsRepo(db: SqliteDb) {
         };
       }
       // The rarer filtered search (CLI, dashboard) builds its WHERE from fixed fragments only.
-      const where = ["app_id = ?", "email LIKE ? ESCAPE '\\'"];
+      const where = ["app_id = ?", "email LIKE ? ESCAPE '\\'", "email <> id"];
       const params: (string | number)[] = [appId, like];
       if (opts.verified !== undefined) where.push(opts.verified ? "email_verified_at IS NOT NULL" : "email_verified_at IS NULL");
       if (opts.createdFrom !== undefined) where.push("created_at >= ?"), params.push(opts.createdFrom);
