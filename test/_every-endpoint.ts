@@ -79,7 +79,7 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     const admin = `/api/v1/admin/apps/${app.id}`;
     await call("GET", admin, { developer: dev }, 200);
     await call("GET", `/api/v1/admin/apps/app_nope`, { developer: dev }, 404);
-    await call("PATCH", admin, { developer: dev, body: { settings: { oauth: { redirectUrls: [REDIRECT], providers: providerSettings(oauth) }, email: { sendEmail: true }, collections: { notes: { unique: ["title"], indexed: ["n"] } } } } }, 200);
+    await call("PATCH", admin, { developer: dev, body: { settings: { oauth: { redirectUrls: [REDIRECT], providers: providerSettings(oauth) }, email: { sendEmail: true }, collections: { notes: { unique: ["title"], indexed: ["n"] }, tasks: { org: true, unique: ["code"] } } } } }, 200);
     await call("PATCH", admin, { developer: dev, body: { nope: 1 } }, 400);
     const secretKey = (await call("POST", `${admin}/secret-key`, { developer: dev }, 200)).body.secretKey as string;
     const rotated = await call("POST", `${admin}/rotate-key`, { developer: dev }, 200);
@@ -457,6 +457,20 @@ export async function runEveryEndpoint(): Promise<{ exchanges: Exchange[]; t: Te
     await call("POST", `${orgs}/invites/accept`, { bearer, body: { token: "org_nope" } }, 400);
     await call("GET", `${orgs}/${org.id}/members?limit=1`, { bearer }, 200);
     await call("GET", `${orgs}/${org.id}/members?after=x`, { bearer }, 400);
+    // Organization records: the data routes under the organization (docs/organizations.md#organization-records).
+    const orgRecords = `${orgs}/${org.id}/collections/tasks/records`;
+    const task = (await call("POST", orgRecords, { bearer, body: { data: { code: "t1", n: 1 } } }, 201)).body.record as { id: string };
+    await call("GET", `${orgRecords}?filter=${encodeURIComponent('{"n":{"$gte":1}}')}&limit=10`, { bearer: member.bearer }, 200);
+    await call("GET", `${orgRecords}/${task.id}`, { bearer: member.bearer }, 200);
+    await call("PUT", `${orgRecords}/${task.id}`, { bearer: member.bearer, body: { data: { n: 2 } } }, 200);
+    await call("POST", `${orgRecords}/upsert`, { bearer, body: { data: { code: "t2" } } }, 201);
+    await call("POST", `${orgs}/${org.id}/batch`, { bearer, body: { operations: [{ op: "create", collection: "tasks", data: { code: "t3" } }] } }, 200);
+    await call("POST", `${orgRecords}/${task.id}/share`, { bearer, body: {} }, 201);
+    await call("DELETE", `${orgRecords}/${task.id}/share`, { bearer }, 200);
+    await call("DELETE", `${orgRecords}/${task.id}`, { bearer }, 204);
+    await call("GET", `${orgRecords}/${task.id}`, { bearer }, 404);
+    await call("GET", "/api/v1/data/tasks", { bearer }, 400);
+    await call("GET", `${orgs}/org_nope/collections/tasks/records`, { bearer }, 404);
     await call("PATCH", `${orgs}/${org.id}/members/${member.id}`, { bearer, body: { role: "member" } }, 200);
     await call("PATCH", `${orgs}/${org.id}`, { bearer: member.bearer, body: { name: "Mine" } }, 403);
     // Its billing: a Stripe checkout for 3 seats, Stripe's event, seats, the portal, usage, the developer's gift and trial.

@@ -5,6 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { developerSession, expectError, signupTenant, startBackend, type ReqOptions, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { dataClient, listPath, type ListParams } from "./data-helpers.ts";
+import { clientBackend, PASSWORD } from "./client-helpers.ts";
+import { TenantdError } from "../src/client/index.ts";
 
 type Collections = Record<string, Record<string, unknown>>;
 
@@ -329,5 +331,35 @@ describe("organization records: the data owner", () => {
     expect((await t.request("DELETE", `/api/v1/admin/apps/${t.app.id}/tenants/${alice!.id}`, { developer })).status).toBe(204);
     expectError(await t.request("GET", `/api/v1/public/shared/${link2}`), 404, "not_found");
     expect(await usage()).toMatchObject({ tenants: 1, records: 0 });
+  });
+});
+
+describe("tenantd/client: orgs.collection", () => {
+  it("has a tenant collection's surface over an organization's records, and orgs.batch", async () => {
+    const { t, client } = await clientBackend();
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: ORG_COLLECTIONS } });
+    const owner = client();
+    await owner.auth.signUp({ email: "owner@example.com", password: PASSWORD });
+    const org = await owner.orgs.create("Acme");
+    const tasks = owner.orgs.collection<{ code: string; title?: string; n?: number }>(org.id, "tasks");
+    const made = await tasks.create({ code: "A", title: "coffee beans", n: 1 });
+    expect(await tasks.get(made.id)).toEqual(made);
+    expect((await tasks.update(made.id, { n: 2 })).data).toEqual({ code: "A", title: "coffee beans", n: 2 });
+    expect(await tasks.upsert({ code: "B", n: 3 })).toMatchObject({ created: true });
+    const page = await tasks.list({ filter: { n: { $gte: 2 } }, sort: { n: -1 }, limit: 1 });
+    expect([page.records.map((r) => r.data.code), page.total]).toEqual([["B"], 2]);
+    expect((await tasks.list({ after: page.next!, filter: { n: { $gte: 2 } }, sort: { n: -1 }, limit: 1 })).records.map((r) => r.data.code)).toEqual(["A"]);
+    expect((await tasks.search("coffee")).records.map((r) => r.id)).toEqual([made.id]);
+    const link = await tasks.share(made.id);
+    expect((await tasks.readShared(link.token)).id).toBe(made.id);
+    expect(await tasks.revokeShares(made.id)).toEqual({ revoked: 1 });
+    const results = await owner.orgs.batch(org.id, [{ op: "delete", collection: "tasks", id: made.id }]);
+    expect(results).toHaveLength(1);
+    await tasks.delete((await tasks.list()).records[0]!.id);
+    expect((await tasks.list()).total).toBe(0);
+    // The tenant's own collection of the same name refuses: the records are the organization's.
+    const refused = await owner.collection("tasks").list().then(() => undefined, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(TenantdError);
+    expect(refused).toMatchObject({ status: 400, code: "invalid_request" });
   });
 });

@@ -9,10 +9,13 @@ const seg = encodeURIComponent;
 /** The request options of a write: the tenant's bearer, and its idempotency key when given. */
 export const writeOptions = (opts: WriteOptions = {}) => ({ auth: "tenant", ...(opts.idempotencyKey === undefined ? {} : { headers: { "idempotency-key": opts.idempotencyKey } }) }) as const;
 
-/** One collection of the tenant's records; `T` is the shape of each record's `data`. */
-export function collectionApi<T extends object = JsonObject>(core: Core, name: string, realtime?: Realtime) {
+/**
+ * One collection of the tenant's records; `T` is the shape of each record's `data`. `path` is
+ * where the records are when they are not the tenant's own (an organization's: orgs.ts).
+ */
+export function collectionApi<T extends object = JsonObject>(core: Core, name: string, realtime?: Realtime, path?: string) {
   const { request } = core;
-  const base = `/api/v1/data/${seg(name)}`;
+  const base = path ?? `/api/v1/data/${seg(name)}`;
   const tenant = { auth: "tenant" } as const;
   const list = (opts: ListOptions<T> = {}): Promise<RecordList<T>> =>
     request("GET", base, {
@@ -79,6 +82,6 @@ export async function readShared<T extends object = JsonObject>(core: Core, toke
  * operation's answer in order; rejects with the failing operation's error (its message names
  * `operations[i]`), nothing written.
  */
-export async function batch(core: Core, operations: BatchOperation[], opts?: WriteOptions): Promise<BatchResult[]> {
-  return (await core.request<{ results: BatchResult[] }>("POST", "/api/v1/batch", { ...writeOptions(opts), body: { operations } })).results;
+export async function batch(core: Core, operations: BatchOperation[], opts?: WriteOptions, path = "/api/v1/batch"): Promise<BatchResult[]> {
+  return (await core.request<{ results: BatchResult[] }>("POST", path, { ...writeOptions(opts), body: { operations } })).results;
 }

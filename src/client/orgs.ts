@@ -1,5 +1,7 @@
 import type { InferOutput } from "valibot";
 import type { Core } from "./core.ts";
+import type { BatchOperation, BatchResult, JsonObject, WriteOptions } from "./types.ts";
+import { batch, collectionApi } from "./data.ts";
 // Type-only, like types.ts: the server's own response schemas.
 import type * as O from "../openapi/org-operations.ts";
 import { orgBillingApi } from "./org-billing.ts";
@@ -44,5 +46,13 @@ export function orgsApi(core: Core) {
     /** Joins with an invite token as the signed-in tenant (a new person signs up with it as `inviteToken`). */
     accept: (token: string): Promise<Org> => org(core.request("POST", `${base}/invites/accept`, { ...tenant, body: { token } })),
     billing: orgBillingApi(core),
+    /**
+     * One of the organization's collections (declared `org` in the app settings): the same
+     * surface as `collection(name)`, on the records the organization's members share. Realtime
+     * subscriptions to it are not built yet: `subscribe` throws.
+     */
+    collection: <T extends object = JsonObject>(orgId: string, name: string) => collectionApi<T>(core, name, undefined, at(orgId, `/collections/${encodeURIComponent(name)}/records`)),
+    /** Up to 100 writes to the organization's records in one transaction: all or nothing. */
+    batch: (orgId: string, operations: BatchOperation[], opts?: WriteOptions): Promise<BatchResult[]> => batch(core, operations, opts, at(orgId, "/batch")),
   };
 }

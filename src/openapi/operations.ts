@@ -30,7 +30,7 @@ import { BackupBody } from "../admin/backups.ts";
 import * as s from "./schemas.ts";
 import { MFA_OPERATIONS, SignInReply, STEP_UP_NOTE } from "./mfa-operations.ts";
 import { SIGN_IN_OPERATIONS } from "./sign-in-operations.ts";
-import { ORG_OPERATIONS, ORG_WEBHOOK_EVENTS } from "./org-operations.ts";
+import { ORG_OPERATIONS, ORG_WEBHOOK_EVENTS, orgRecordOperations } from "./org-operations.ts";
 import { ORG_BILLING_OPERATIONS } from "./org-billing-operations.ts";
 import { ActivityQuery, AuditQuery } from "../audit/routes.ts";
 
@@ -273,6 +273,9 @@ export const OPERATIONS: Operation[] = [
     description: "One subscription, fixed when the stream opens: the collection, narrowed by `filter` when given. The same events as GET /api/v1/realtime (`ready`, `created`, `updated`, `deleted`, `left`, `tenant`, `reset`, `dropped`, `closing`), every record event naming the subscription `live`; `ended` when the developer session ends or the app is no longer yours. docs/dashboard.md." },
   { method: "GET", path: `${base}/account/activity`, tag: "audit", summary: "The tenant's own security events: sign-ins, sign-outs, password and account changes", security: "tenant", query: ActivityQuery, responses: { 200: s.ActivityPage } },
 ];
+
+// Organization records: the data routes again under /api/v1/orgs/{orgId} (docs/organizations.md).
+OPERATIONS.push(...orgRecordOperations(OPERATIONS));
 
 /** The event bodies tenantd posts to the app's webhook URL, by event name. */
 export const WEBHOOK_EVENTS: Record<string, { summary: string; payload: Schema }> = {

@@ -83,3 +83,18 @@ export const ORG_WEBHOOK_EVENTS = {
   "org.invite.revoked": orgEvent("An invite was revoked (`inviteId`)."),
   "org.subscription.updated": orgEvent("The organization's subscription changed: a Stripe or development subscription (`source: billing_provider`, `provider`, `planId`, `status`, `seats`, `cancelAtPeriodEnd`), or a gift or trial granted or revoked by the developer (`source`, `change`, `planId?`, `expiresAt?`)."),
 };
+
+const ORG_RECORDS_NOTE =
+  "The organization's records, as a tenant's own (the same bodies, queries, replies and errors), in a collection the app declares `org` (`settings.collections.<name>.org`). Reading needs `records.read`; writing `records.write`, or only membership where the collection says `{ \"write\": \"members\" }` (the batch always needs `records.write`). " +
+  `${NOTE_404} A tenant route on an organization collection, or this route on a tenant one, is 400.`;
+
+/** The tenant record routes (/api/v1/data/{collection}…, /api/v1/batch) again for an organization's records. */
+export function orgRecordOperations(all: Operation[]): Operation[] {
+  const records = `${org}/collections/:collection/records`;
+  return all.flatMap((op): Operation[] => {
+    const path = op.path.startsWith("/api/v1/data/:collection") ? op.path.replace("/api/v1/data/:collection", records) : op.path === "/api/v1/batch" ? `${org}/batch` : undefined;
+    if (!path) return [];
+    const errors = [...new Set([...(op.errors ?? []), "not_found" as const, "forbidden" as const])];
+    return [{ ...op, path, tag: "orgs", summary: `${op.summary} of the organization`, errors, description: op.description ? `${ORG_RECORDS_NOTE} ${op.description}` : ORG_RECORDS_NOTE }];
+  });
+}
