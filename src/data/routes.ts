@@ -44,13 +44,22 @@ export type RecordAccess = "read" | "write";
 
 /**
  * Who owns the records a request reaches, or the request's refusal: the signed-in tenant on
- * /api/v1/data, an organization on /api/v1/orgs/{orgId}/… (src/orgs/records.ts).
+ * /api/v1/data, an organization on /api/v1/orgs/{orgId}/… (src/orgs/records.ts). A read may
+ * come with `check` still running (the organization's membership): the read runs beside it
+ * and is answered only once it passed, its refusal first.
  */
-export type RecordGuard = (event: H3Event, access: RecordAccess, collection: string) => Awaitable<TenantAuth>;
+export type RecordGuard = (event: H3Event, access: RecordAccess, collection: string) => Awaitable<{ auth: TenantAuth; check?: Promise<unknown> }>;
+
+/** The handler's answer once `check` passed; a refused check is the answer whatever the handler did. */
+function afterCheck<R>(check: Promise<unknown>, run: () => Awaitable<R>): Promise<R> {
+  const result = Promise.resolve().then(run);
+  result.catch(() => undefined);
+  return check.then(() => result);
+}
 
 /** The record reads and writes are quiet routes (src/http/lifecycle.ts): they write no log line of their own. */
 export function registerDataRoutes(router: Router, core: Core): void {
-  const guard: RecordGuard = (event) => requireTenant(event, core);
+  const guard: RecordGuard = (event) => andThen(requireTenant(event, core), (auth) => ({ auth }));
   registerRecordRoutes(router, core, "/api/v1/data/:collection", "/api/v1/batch", guard);
   registerDataExtras(router, core);
 }
@@ -62,7 +71,7 @@ export function registerDataRoutes(router: Router, core: Core): void {
 export function registerRecordRoutes(router: Router, core: Core, base: string, batchPath: string, guard: RecordGuard): void {
   const limit = core.config.maxJsonBytes;
   const route = <R>(access: RecordAccess, handler: (event: H3Event, auth: TenantAuth) => Awaitable<R>) =>
-    quiet((event: H3Event) => andThen(guard(event, access, param(event, "collection")), (auth) => handler(event, auth)));
+    quiet((event: H3Event) => andThen(guard(event, access, param(event, "collection")), ({ auth, check }) => (check ? afterCheck(check, () => handler(event, auth)) : handler(event, auth))));
 
   /**
    * A write sent with an Idempotency-Key runs as a batch of one (src/data/idempotency.ts), so
@@ -143,7 +152,7 @@ export function registerRecordRoutes(router: Router, core: Core, base: string, b
   );
 
   router.post(`${base}/:id/share`, async (event) => {
-    const auth = await guard(event, "write", param(event, "collection"));
+    const { auth } = await guard(event, "write", param(event, "collection"));
     const body = await readJson(event, ShareBody, limit);
     const shareToken = await createShareLink(core, auth, param(event, "collection"), param(event, "id"), body.expiresInSeconds);
     event.res.status = 201;
@@ -151,7 +160,7 @@ export function registerRecordRoutes(router: Router, core: Core, base: string, b
   });
 
   router.delete(`${base}/:id/share`, async (event) => {
-    const auth = await guard(event, "write", param(event, "collection"));
+    const { auth } = await guard(event, "write", param(event, "collection"));
     return revokeShareLinks(core, auth, param(event, "collection"), param(event, "id"));
   });
 }

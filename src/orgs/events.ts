@@ -35,4 +35,6 @@ export async function orgChanged(
     origin: actor.origin,
   });
   await enqueueEvent(core, { appId: app.id, event, tenantId: member?.tenantId ?? actor.tenantId, email: member?.email ?? null, payload: { orgId, ...details } });
+  // Realtime subscribers to its records who may no longer read them stop hearing of them now.
+  await core.realtime?.orgChanged(app.id, orgId);
 }

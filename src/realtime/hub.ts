@@ -5,6 +5,7 @@ import { newId } from "../crypto/random.ts";
 import { toIso } from "../clock.ts";
 import { compileMatcher, type FeedRecord, type Matcher } from "./matcher.ts";
 import { parseFilter } from "../data/query.ts";
+import { mayReadOrgRecords } from "../orgs/records.ts";
 
 /**
  * The realtime hub of one process: its open streams, the feed they read, and what the
@@ -56,6 +57,8 @@ export interface SubscriptionSpec {
   /** the filter as JSON text, parsed with the list filter's parser */
   filter?: string;
   record?: string;
+  /** an organization's records (its id), checked by the route: the member may read them */
+  org?: string;
 }
 
 export interface Subscription {
@@ -66,6 +69,8 @@ export interface Subscription {
   matcher: Matcher | null;
   /** changes up to this seq committed before the subscription existed: not its to see */
   from: number;
+  /** whose records: the stream's tenant, or an organization (its id, which is its records' owner id) */
+  owner: string;
 }
 
 /** A refusal of a subscription change, as the HTTP layer answers it. */
@@ -89,6 +94,8 @@ export interface StreamOwner {
 interface Stream extends StreamOwner {
   id: string;
   subs: Map<string, Subscription>;
+  /** organizations this stream has subscriptions to, with how many each: it is listed under each too */
+  orgs: Map<string, number>;
   /** the last seq this stream has been brought past */
   position: number;
   /** opened with Last-Event-ID: replayed from here once the first subscriptions arrive */
@@ -279,13 +286,14 @@ export function createRealtimeHub(core: Core) {
     const id = positionId(row.seq, core.clock());
     if (change.after === undefined && change.before === undefined) {
       // A tenant event: every stream of the tenant gets it, subscribed or not.
+      if (row.tenantId !== s.tenantId) return;
       s.send(`id: ${id}\nevent: tenant\ndata: {"type":${JSON.stringify(row.kind)},"data":${row.data ?? "null"}}\n\n`);
       return;
     }
     const matched: string[] = [];
     const left: string[] = [];
     for (const sub of s.subs.values()) {
-      if (sub.collection !== row.collection || row.seq <= sub.from) continue;
+      if (sub.collection !== row.collection || sub.owner !== row.tenantId || row.seq <= sub.from) continue;
       if (sub.record !== null) {
         if (sub.record === row.recordId) matched.push(sub.id);
         continue;
@@ -333,8 +341,57 @@ export function createRealtimeHub(core: Core) {
     localApps.set(s.appId, (localApps.get(s.appId) ?? 0) + 1);
   }
 
+  /** Lists the stream under an organization it subscribes to, so the organization's changes reach it. */
+  function watchOrg(s: Stream, orgId: string): void {
+    const n = s.orgs.get(orgId) ?? 0;
+    s.orgs.set(orgId, n + 1);
+    if (n > 0) return;
+    const key = tenantKey(s.appId, orgId);
+    let set = byTenant.get(key);
+    if (!set) byTenant.set(key, (set = new Set()));
+    set.add(s);
+  }
+
+  function unwatchOrg(s: Stream, orgId: string, all = false): void {
+    const n = all ? 0 : (s.orgs.get(orgId) ?? 1) - 1;
+    if (n > 0) return void s.orgs.set(orgId, n);
+    s.orgs.delete(orgId);
+    const key = tenantKey(s.appId, orgId);
+    const set = byTenant.get(key);
+    set?.delete(s);
+    if (set?.size === 0) byTenant.delete(key);
+  }
+
+  let checkingOrgs = false;
+  /**
+   * Ends the organization subscriptions of members who may no longer read its records
+   * (removed, left, a role without records.read, the organization deleted): at once for a
+   * change made on this node (orgChanged), within a second for one made on another.
+   */
+  async function checkOrgAccess(only?: { appId: string; orgId: string }): Promise<void> {
+    if (!only && checkingOrgs) return;
+    if (!only) checkingOrgs = true;
+    try {
+      for (const s of [...streams.values()]) {
+        for (const orgId of [...s.orgs.keys()]) {
+          if (only && (only.appId !== s.appId || only.orgId !== orgId)) continue;
+          if (s.closed || (await mayReadOrgRecords(core, s.appId, orgId, s.tenantId))) continue;
+          const ended = [...s.subs.values()].filter((sub) => sub.owner === orgId).map((sub) => sub.id);
+          for (const id of ended) s.subs.delete(id);
+          unwatchOrg(s, orgId, true);
+          s.send(`event: unsubscribed\ndata: ${JSON.stringify({ subscriptions: ended, reason: "org_access_ended", message: "You can no longer read this organization's records (removed, left, a role without records.read, or the organization deleted)." })}\n\n`);
+        }
+      }
+    } catch (e) {
+      core.log.warn("realtime: checking organization members of open streams failed", { error: e });
+    } finally {
+      if (!only) checkingOrgs = false;
+    }
+  }
+
   function removeStream(s: Stream): void {
     if (!streams.delete(s.id)) return;
+    for (const orgId of [...s.orgs.keys()]) unwatchOrg(s, orgId, true);
     const key = tenantKey(s.appId, s.tenantId);
     const set = byTenant.get(key);
     set?.delete(s);
@@ -365,6 +422,7 @@ export function createRealtimeHub(core: Core) {
     ticks++;
     void checkSessions();
     if ((ticks * TICK_MS) % TAIL_EVERY_MS === 0) kick();
+    if ((ticks * TICK_MS) % TAIL_EVERY_MS === 0) void checkOrgAccess();
     if ((ticks * TICK_MS) % (cfg.keepAliveSeconds * 1000) < TICK_MS) {
       const now = core.clock();
       for (const s of streams.values()) if (!s.pending && s.resumeFrom === undefined) s.send(`: keep-alive\nid: ${positionId(s.position, now)}\n\n`);
@@ -418,11 +476,12 @@ export function createRealtimeHub(core: Core) {
   }
 
   /** Subscriptions of `specs` parsed and checked: their refusal, or the subscriptions to add. */
-  function build(specs: SubscriptionSpec[]): Subscription[] | HubRefusal {
+  function build(specs: SubscriptionSpec[], tenantId: string): Subscription[] | HubRefusal {
     const subs: Subscription[] = [];
     for (const spec of specs) {
+      const owner = spec.org ?? tenantId;
       if (spec.record !== undefined) {
-        subs.push({ id: spec.id ?? newId("sub"), collection: spec.collection, filter: null, record: spec.record, matcher: null, from: 0 });
+        subs.push({ id: spec.id ?? newId("sub"), collection: spec.collection, filter: null, record: spec.record, matcher: null, from: 0, owner });
         continue;
       }
       const text = spec.filter ?? "";
@@ -438,7 +497,7 @@ export function createRealtimeHub(core: Core) {
       if (conditions.some((c) => c.op === "$text")) {
         return { refused: { code: "invalid_filter", message: "Invalid filter: $text is not available to realtime subscriptions; subscribe to the collection (or a narrower filter) and search on the client, or list with $text after an event." } };
       }
-      subs.push({ id: spec.id ?? newId("sub"), collection: spec.collection, filter: text === "" ? null : text, record: null, matcher: compileMatcher(conditions), from: 0 });
+      subs.push({ id: spec.id ?? newId("sub"), collection: spec.collection, filter: text === "" ? null : text, record: null, matcher: compileMatcher(conditions), from: 0, owner });
     }
     return subs;
   }
@@ -453,7 +512,7 @@ export function createRealtimeHub(core: Core) {
         },
       };
     }
-    const built = build(specs);
+    const built = build(specs, s.tenantId);
     if ("refused" in built) return built;
     const ids = built.map((sub) => sub.id);
     const taken = ids.find((id, i) => s.subs.has(id) || ids.indexOf(id) !== i);
@@ -463,6 +522,7 @@ export function createRealtimeHub(core: Core) {
     for (const sub of built) {
       sub.from = from;
       s.subs.set(sub.id, sub);
+      if (sub.owner !== s.tenantId) watchOrg(s, sub.owner);
     }
     if (s.resumeFrom !== undefined) {
       const from = s.resumeFrom;
@@ -473,7 +533,11 @@ export function createRealtimeHub(core: Core) {
   }
 
   function unsubscribeLocal(s: Stream, ids: string[]): string[] {
-    return ids.filter((id) => s.subs.delete(id));
+    return ids.filter((id) => {
+      const sub = s.subs.get(id);
+      if (sub && sub.owner !== s.tenantId) unwatchOrg(s, sub.owner);
+      return s.subs.delete(id);
+    });
   }
 
   /** A tenant's subscription calls reach its own streams; a developer's stream takes none (its subscription is fixed at open). */
@@ -563,6 +627,7 @@ export function createRealtimeHub(core: Core) {
         ...owner,
         id: newId("rts"),
         subs: new Map(),
+        orgs: new Map(),
         position: resumeFrom ?? head,
         resumeFrom,
         pending: undefined,
@@ -614,13 +679,13 @@ export function createRealtimeHub(core: Core) {
 
     /** The refusal of these subscriptions, if any, before a stream is opened with them. */
     check(specs: SubscriptionSpec[]): HubRefusal | undefined {
-      const built = build(specs);
+      const built = build(specs, ""); // only checked: whose records does not matter here
       return "refused" in built ? built : undefined;
     },
 
     /** Adds subscriptions to a stream of the tenant on any node. */
     async subscribe(appId: string, tenantId: string, streamId: string, specs: SubscriptionSpec[]): Promise<ReturnType<typeof describe>[] | HubRefusal> {
-      const built = build(specs); // checked here too: bad input is answered without asking other nodes
+      const built = build(specs, tenantId); // checked here too: bad input is answered without asking other nodes
       if ("refused" in built) return built;
       const s = streams.get(streamId);
       if (s) {
@@ -650,6 +715,9 @@ export function createRealtimeHub(core: Core) {
         core.log.warn("realtime: recording a tenant event failed", { error: e, type });
       }
     },
+
+    /** An organization changed on this node (members, roles, deletion): its subscribers are checked again before the change is answered. */
+    orgChanged: (appId: string, orgId: string): Promise<void> => checkOrgAccess({ appId, orgId }),
 
     /** Ends every stream (the server closes); clients reconnect elsewhere and resume. */
     close(): void {

@@ -8,6 +8,7 @@ import { fail } from "../errors.ts";
 import { hashToken, newToken } from "../crypto/random.ts";
 import { COLLECTION_NAME } from "../apps/settings.ts";
 import { allowOriginFor } from "../http/cors.ts";
+import { requireSubscribable } from "../orgs/records.ts";
 import type { HubRefusal, RealtimeHub, StreamOwner, SubscriptionSpec } from "./hub.ts";
 
 /** A stream's reply headers. */
@@ -29,6 +30,8 @@ const Spec = v.object({
   collection: v.string("collection must be a string"),
   filter: v.optional(v.union([v.string(), v.record(v.string(), v.unknown())], "filter must be a JSON object (or its JSON text) in the list filter language")),
   record: v.optional(Id("record")),
+  /** An organization's records (docs/organizations.md#organization-records) instead of the tenant's own. */
+  org: v.optional(Id("org")),
 });
 
 export const SubscribeBody = v.object({
@@ -37,6 +40,7 @@ export const SubscribeBody = v.object({
   collection: v.optional(v.string("collection must be a string")),
   filter: Spec.entries.filter,
   record: Spec.entries.record,
+  org: Spec.entries.org,
   subscriptions: v.optional(v.pipe(v.array(Spec, "subscriptions must be an array"), v.minLength(1, "subscriptions must hold at least one subscription"), v.maxLength(100, "at most 100 subscriptions per request"))),
 });
 
@@ -51,7 +55,13 @@ function toSpec(s: v.InferOutput<typeof Spec>): SubscriptionSpec {
   }
   if (s.record !== undefined && s.filter !== undefined) throw fail("invalid_request", "A subscription takes a filter (records of the collection that match it) or a record id, not both.");
   const filter = s.filter === undefined ? undefined : typeof s.filter === "string" ? s.filter : JSON.stringify(s.filter);
-  return { collection: s.collection, ...(s.id !== undefined && { id: s.id }), ...(filter !== undefined && { filter }), ...(s.record !== undefined && { record: s.record }) };
+  return {
+    collection: s.collection,
+    ...(s.id !== undefined && { id: s.id }),
+    ...(filter !== undefined && { filter }),
+    ...(s.record !== undefined && { record: s.record }),
+    ...(s.org !== undefined && { org: s.org }),
+  };
 }
 
 function refusal(r: HubRefusal): never {
@@ -113,10 +123,11 @@ export function registerRealtimeRoutes(router: Router, core: Core): void {
     const body = await readJson(event, SubscribeBody, limit);
     const single = body.subscriptions === undefined;
     if (single && body.collection === undefined) throw fail("invalid_request", "Name the collection to subscribe to (collection, with filter or record), or send subscriptions: [...].");
-    if (!single && (body.id !== undefined || body.collection !== undefined || body.filter !== undefined || body.record !== undefined)) {
+    if (!single && (body.id !== undefined || body.collection !== undefined || body.filter !== undefined || body.record !== undefined || body.org !== undefined)) {
       throw fail("invalid_request", "Send one subscription (collection, filter or record) or a list of them (subscriptions), not both.");
     }
-    const specs = single ? [toSpec({ id: body.id, collection: body.collection!, filter: body.filter, record: body.record })] : body.subscriptions!.map(toSpec);
+    const specs = single ? [toSpec({ id: body.id, collection: body.collection!, filter: body.filter, record: body.record, org: body.org })] : body.subscriptions!.map(toSpec);
+    for (const spec of specs) await requireSubscribable(core, auth, spec);
     const added = await hubOf(core).subscribe(auth.app.id, auth.tenantId, body.stream, specs);
     if ("refused" in added) refusal(added);
     event.res.status = 201;
