@@ -28,6 +28,14 @@ export const COLLECTION_SETTINGS = {
 };
 
 /**
+ * Issue 43: an organization collection holding the same 100,000 records as `bench100k`, with
+ * the same declared fields (org-list-half). Kept out of COLLECTIONS: the baselines have no
+ * organizations.
+ */
+export const ORG_COLLECTION = "benchorg100k";
+COLLECTION_SETTINGS[ORG_COLLECTION] = { ...COLLECTION_SETTINGS[COLLECTIONS.big], org: true };
+
+/**
  * The per-tenant record cap, raised from the default 100,000 (src/account/quotas-schema.ts):
  * seven rounds of `create` add more than that to one tenant. The cap is still checked before
  * every create, at the same cost whatever its value (the count is kept in memory).
@@ -60,6 +68,8 @@ export const SIZES = {
   big: 100_000,
   million: 1_000_000,
   spreadTenants: 10_000,
+  /** members of the organization of org-members-10k, its owner included */
+  orgMembers: 10_000,
   perTenant: 100,
 };
 

@@ -2,7 +2,7 @@
 // the seeded collections, uploaded files. Each fixture exists on both servers.
 import { call, bearerHeaders, expectOk, multipart, opaqueBytes } from "./http.mjs";
 import { createJiti } from "jiti";
-import { BENCH_ORIGIN, COLLECTIONS, COLLECTION_SETTINGS, FILTERS, HALF_FILTERS, PAGE, SEARCHES, SEARCH_MATCHES, SIZES, expectedMatches, recordData } from "./dataset.mjs";
+import { BENCH_ORIGIN, COLLECTIONS, COLLECTION_SETTINGS, FILTERS, HALF_FILTERS, ORG_COLLECTION, PAGE, SEARCHES, SEARCH_MATCHES, SIZES, expectedMatches, recordData } from "./dataset.mjs";
 
 // The API tests' software authenticator (real ES256 keys and signatures), not a copy of it.
 const { softAuthenticator } = await createJiti(import.meta.url).import("../test/_passkey.ts");
@@ -136,6 +136,43 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
     return { tenant: t, seeded };
   }
 
+  /** A tenant's new organization: its id. */
+  async function tdOrg(t) {
+    return expectOk(await call(td.url, "POST", "/api/v1/orgs", { bearer: t.bearer, body: { name: "bench" } }), "tenantd create organization", [201]).org.id;
+  }
+
+  /**
+   * An organization with SIZES.big records in ORG_COLLECTION: one made through its route, the
+   * rest cloned in SQL under its data owner id (the organization's id, src/orgs/records.ts).
+   */
+  async function tdOrgBig() {
+    const t = await tdSignup("orgbig");
+    const orgId = await tdOrg(t);
+    const path = `/api/v1/orgs/${orgId}/collections/${ORG_COLLECTION}/records`;
+    const record = expectOk(await call(td.url, "POST", path, { bearer: t.bearer, body: { data: recordData(0) } }), "tenantd create organization record", [201]).record;
+    const seeded = logSeed(side, ORG_COLLECTION, await td.call("seed.clone", { recordId: record.id, tenantId: orgId, count: SIZES.big }));
+    for (const [kind, filter] of Object.entries(HALF_FILTERS)) {
+      const body = expectOk(await call(td.url, "GET", `${path}?filter=${encodeURIComponent(JSON.stringify(filter))}&limit=20`, { bearer: t.bearer }), `tenantd org list (${kind})`, [200]);
+      if (body.total !== SIZES.big / 2) throw new Error(`seeded ${ORG_COLLECTION} but the ${kind} half filter counts ${body.total} records, expected ${SIZES.big / 2}`);
+    }
+    await td.call("records.settled", {});
+    return { tenant: t, orgId, seeded };
+  }
+
+  /** An organization of SIZES.orgMembers members and the members cursor at its middle. */
+  async function tdOrgMembers() {
+    const t = await tdSignup("orgmembers");
+    const orgId = await tdOrg(t);
+    const seeded = logSeed(side, "org members", await td.call("seed.orgMembers", { appId, orgId, count: SIZES.orgMembers - 1 }));
+    let middle;
+    for (let seen = 0; seen < SIZES.orgMembers / 2; seen += 200) {
+      const res = await call(td.url, "GET", `/api/v1/orgs/${orgId}/members?limit=200${middle ? `&after=${encodeURIComponent(middle)}` : ""}`, { bearer: t.bearer });
+      middle = expectOk(res, "tenantd members page", [200]).next;
+      if (!middle) throw new Error(`tenantd members: no next after ${seen + 200} members`);
+    }
+    return { tenant: t, orgId, middle, seeded };
+  }
+
   /** A tenant with a passkey of a software authenticator; `device.get(options)` answers a sign-in's options. */
   async function tdPasskey() {
     const t = await tdSignup("passkey");
@@ -211,6 +248,10 @@ export function createFixtures(td, raw, { side = "tenantd", rawSide = "raw" } = 
       upload: (bytes) => tdUpload(bytes),
       /** A 100 KB file for the public read scenario. */
       smallFile: () => once("td.smallFile", () => tdUpload(opaqueBytes(100 * 1024))),
+      /** Issue 43: an organization with 100,000 records in ORG_COLLECTION, its owner signed in. */
+      orgBig: () => freshSeeded(once("td.orgBig", tdOrgBig)),
+      /** Issue 43: an organization of 10,000 members, its owner signed in, and the cursor at its middle. */
+      orgMembers: () => freshSeeded(once("td.orgMembers", tdOrgMembers)),
     },
     raw: {
       signup: rawSignup,

@@ -1,7 +1,7 @@
 // Every scenario: what tenantd gets, what the raw baseline gets for the same SQL work, and
 // the target from issue 10. `tenantd`/`raw` return `{ requests }` (a factory, called once
 // per load so per-connection state such as refresh-token chains starts fresh).
-import { BATCH_SIZE, COLLECTIONS, FILTERS, HALF_FILTERS, PAGE, SEARCHES, recordData } from "./dataset.mjs";
+import { BATCH_SIZE, COLLECTIONS, FILTERS, HALF_FILTERS, ORG_COLLECTION, PAGE, SEARCHES, recordData } from "./dataset.mjs";
 import { PASSWORD, searchQuery } from "./fixtures.mjs";
 import { call, expectOk, multipart, opaqueBytes } from "./http.mjs";
 
@@ -219,6 +219,42 @@ const ISSUE_44 = [
   }),
 ];
 
+/**
+ * Issue 43's rows, their baseline another request of tenantd itself: an organization's list
+ * against the same list of a tenant's records (same data, same filter), and a members page by
+ * cursor in the middle of a 10,000-member organization against its first page.
+ */
+const ISSUE_43 = [
+  {
+    name: "org-list-half",
+    title: "list, half-match filter on a declared field, 1 organization × 100,000 records (/api/v1/orgs/{orgId}/collections/…); raw columns: the same list of a tenant's records (list-half-indexed-100k)",
+    target: { kind: "ratio", min: 0.83, text: "≥ 0.83 × the tenant list (≤ 1.2 × its cost)" },
+    baselineOnTenantd: true,
+    async tenantd(f) {
+      const { tenant, orgId } = await f.td.orgBig();
+      return { requests: () => [{ method: "GET", path: `/api/v1/orgs/${orgId}/collections/${ORG_COLLECTION}/records?${listQuery(HALF_FILTERS.indexed)}`, headers: tenantHeaders(f, tenant) }] };
+    },
+    async raw(f) {
+      const { tenant } = await f.td.big();
+      return { requests: () => [{ method: "GET", path: `/api/v1/data/${COLLECTIONS.big}?${listQuery(HALF_FILTERS.indexed)}`, headers: tenantHeaders(f, tenant) }] };
+    },
+  },
+  {
+    name: "org-members-10k",
+    title: "members page of 50 by cursor (after= at member 5,000), 1 organization × 10,000 members; raw columns: its first page",
+    target: { kind: "p50", maxMs: 10, text: "p50 ≤ 10 ms" },
+    baselineOnTenantd: true,
+    async tenantd(f) {
+      const { tenant, orgId, middle } = await f.td.orgMembers();
+      return { requests: () => [{ method: "GET", path: `/api/v1/orgs/${orgId}/members?limit=50&after=${encodeURIComponent(middle)}`, headers: tenantHeaders(f, tenant) }] };
+    },
+    async raw(f) {
+      const { tenant, orgId } = await f.td.orgMembers();
+      return { requests: () => [{ method: "GET", path: `/api/v1/orgs/${orgId}/members?limit=50`, headers: tenantHeaders(f, tenant) }] };
+    },
+  },
+];
+
 function uploadScenario(name, bytes, { connections, amount, target }) {
   return {
     name,
@@ -365,6 +401,7 @@ export const SCENARIOS = [
   },
   ...listScenarios(),
   ...ISSUE_44,
+  ...ISSUE_43,
   {
     name: "upsert",
     title: "POST /data/:collection/upsert (unique field, 1,000 keys)",

@@ -11,6 +11,7 @@ import { createTenantBackend, attachJsonClientErrors } from "../dist/index.js";
 import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
 import { BENCH_ORIGIN, BENCH_QUOTAS, COLLECTION_SETTINGS } from "./dataset.mjs";
 import { pgCloneSeed, pgSeedSearch } from "./pg-clone-seed.mjs";
+import { pgSeedMembers } from "./org-seed.mjs";
 
 const { BENCH_PG_URL: databaseUrl, BENCH_SECRET_KEY: secretKey, BENCH_DATA_DIR: dataDir, BENCH_FIRST_NODE: first } = process.env;
 if (!databaseUrl || !secretKey || !dataDir) throw new Error("tenantd-pg-server: BENCH_PG_URL, BENCH_SECRET_KEY and BENCH_DATA_DIR must be set by the parent");
@@ -55,6 +56,8 @@ serveIpc({
   "seed.clone": (args) => pgCloneSeed(databaseUrl, args),
   /** The full-text index rows of a tenant's seeded records, in PostgreSQL (see pg-clone-seed.mjs). */
   "seed.search": (args) => pgSeedSearch(databaseUrl, args),
+  /** Members of an organization, in PostgreSQL (org-seed.mjs). */
+  "seed.orgMembers": (args) => pgSeedMembers(databaseUrl, args),
   /** Automatic index builds, where this tenantd has them on PostgreSQL. */
   "records.settled": async () => {
     const records = backend.core.db.records;

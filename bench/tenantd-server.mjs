@@ -10,6 +10,7 @@ import { serveIpc, listen, closeServer, drain } from "./child-runtime.mjs";
 import { BENCH_ORIGIN, BENCH_QUOTAS, COLLECTION_SETTINGS, searchWordsSql } from "./dataset.mjs";
 import { searchDocument } from "../dist/data/text.js";
 import { cloneSeed } from "./clone-seed.mjs";
+import { sqliteSeedMembers } from "./org-seed.mjs";
 import { startSqlTrace } from "./sql-trace.mjs";
 
 const dataDir = mkdtempSync(join(tmpdir(), "tenantd-bench-"));
@@ -106,6 +107,8 @@ serveIpc({
     await backend.admin.updateApp(appId, { settings });
     return true;
   },
+  /** Members of an organization, straight into SQLite (org-seed.mjs). */
+  "seed.orgMembers": (args) => sqliteSeedMembers(sqlite, args),
   "schema.tables": () => sqlite.prepare("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL").all(),
   shutdown,
 });
