@@ -286,7 +286,7 @@ describe("organization records: the data owner", () => {
     const alice = await signupTenant(t);
     const orgId = await create(alice);
     const org = orgClient(t, alice, orgId);
-    expect((await org.create("tasks", { code: "a", pad: "x".repeat(120) })).status).toBe(201);
+    expect((await org.create("tasks", { code: "a", secret: "org-only-marker", pad: "x".repeat(120) })).status).toBe(201);
     expectError(await org.create("tasks", { code: "b", pad: "x".repeat(120) }), 402, "limit_reached");
     // Alice's own records have their own 200 bytes.
     expect((await dataClient(t, alice).create("notes", { code: "a", pad: "x".repeat(120) })).status).toBe(201);
@@ -302,6 +302,13 @@ describe("organization records: the data owner", () => {
     expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/${orgId}/overview`, { developer }), 404, "not_found");
     expectError(await t.request("GET", `/api/v1/admin/apps/${t.app.id}/tenants/${orgId}`, { developer }), 404, "not_found");
     expectError(await t.request("DELETE", `/api/v1/admin/apps/${t.app.id}/tenants/${orgId}`, { developer }), 404, "not_found");
+    // Alice's account export holds her own records, not her organization's (stored entries: the bytes read as text).
+    const exported = await t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${alice.accessToken}`, "x-service-app": t.app.id } }));
+    expect(exported.status).toBe(200);
+    const zip = Buffer.from(await exported.arrayBuffer()).toString("latin1");
+    expect(zip).toContain("records/notes.jsonl");
+    expect(zip).not.toContain("records/tasks.jsonl");
+    expect(zip).not.toContain("org-only-marker");
     // Nobody signs in as it.
     expectError(await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: orgId, password: "correct horse battery" } }), 401, "invalid_credentials");
   });
