@@ -258,6 +258,10 @@ describe("organization records: who may do what", () => {
     expect(notOrg.body.message).toContain("collections.notes.org");
     expectError(await org.list("undeclared"), 400, "invalid_request");
     expectError(await org.batch([{ op: "create", collection: "notes", data: {} }]), 400, "invalid_request");
+    // Usage counts belong to the organization's billing routes, not its records' batch.
+    const increment = await org.batch([{ op: "increment", featureKey: "exports" }]);
+    expectError(increment, 400, "invalid_request");
+    expect(increment.body.message).toContain(`/api/v1/orgs/${orgId}/billing/usage/exports/increment`);
 
     expectError(await org.create("tasks", "not an object"), 400, "invalid_request");
     expectError(await org.create("bad-name!", {}), 400, "invalid_request");

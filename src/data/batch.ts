@@ -67,6 +67,10 @@ const recordReply = (status: number, row: RecordRow) => ({ status, body: `{"reco
 /** `caps`: the tenant's record caps (recordCaps), looked up once per batch. */
 async function prepare(core: Core, auth: TenantAuth, op: BatchOperation, caps: () => Promise<RecordCaps>): Promise<Prepared> {
   if (op.op === "increment") {
+    // An organization's usage counters are its billing's (src/orgs/billing.ts), not a tenant's.
+    if (auth.orgId !== undefined) {
+      throw fail("invalid_request", `An organization's batch writes records only: count usage with POST /api/v1/orgs/${auth.orgId}/billing/usage/${op.featureKey}/increment.`);
+    }
     const limit = asLimit(await effectiveEntitlement(core, auth.app, auth.tenantId, op.featureKey));
     const period = op.period as UsagePeriod;
     return {
