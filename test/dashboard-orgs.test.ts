@@ -55,6 +55,14 @@ const textOf = (d: Dashboard, testId: string) => d.page.$eval(`[data-testid=${te
 
 const rowsOf = (d: Dashboard, testId: string) => d.page.$$eval(`[data-testid=${testId}] tbody tr`, (rows) => rows.map((r) => (r as HTMLElement).innerText.replace(/\s+/g, " ").trim()));
 
+/** The Logs page's audit tab as the developer sees it, and the developer's id. */
+async function auditPage(d: Dashboard) {
+  const me = (await d.call("GET", "/api/v1/developer/me", { developer: d.devToken })).body.developer.id as string;
+  await d.go(`/apps/${d.t.app.id}/logs?tab=audit`);
+  await d.page.waitForSelector("[data-testid=audit]", { timeout: PAGE_WAIT });
+  return { me, rows: await rowsOf(d, "audit") };
+}
+
 describe("dashboard: organizations", { timeout: 180_000 }, () => {
   it("lists the app's organizations, shows one with its members (paged), invites and roles, and the tenant's page links them", async () => {
     const d = await openDashboard();
@@ -119,10 +127,7 @@ describe("dashboard: organizations", { timeout: 180_000 }, () => {
     // The members lost the organization, not their accounts.
     expect((await d.call("GET", "/api/v1/orgs", { bearer: org.joined[0]!.bearer })).body.orgs).toEqual([]);
 
-    const me = (await d.call("GET", "/api/v1/developer/me", { developer: d.devToken })).body.developer.id as string;
-    await d.go(`/apps/${app}/logs?tab=audit`);
-    await d.page.waitForSelector("[data-testid=audit]", { timeout: PAGE_WAIT });
-    const rows = await rowsOf(d, "audit");
+    const { me, rows } = await auditPage(d);
     expect(rows.find((r) => r.includes("org.deleted"))).toContain(`developer ${me} org.deleted ${org.id}`);
     expect(d.errors).toEqual([]);
   });
@@ -204,12 +209,10 @@ describe("dashboard: organizations", { timeout: 180_000 }, () => {
     await d.seeText("No subscription: the app's default entitlements apply.");
     expect(await orgBilling(d, org.id)).toEqual({ subscription: null, sources: [] });
 
-    const me = (await d.call("GET", "/api/v1/developer/me", { developer: d.devToken })).body.developer.id as string;
-    await d.go(`/apps/${app}/logs?tab=audit`);
-    await d.page.waitForSelector("[data-testid=audit]", { timeout: PAGE_WAIT });
-    const rows = (await rowsOf(d, "audit")).filter((r) => r.includes("org.subscription.updated"));
+    const audit = await auditPage(d);
+    const rows = audit.rows.filter((r) => r.includes("org.subscription.updated"));
     expect(rows).toHaveLength(4);
-    for (const row of rows) expect(row).toContain(`developer ${me} org.subscription.updated ${org.id}`);
+    for (const row of rows) expect(row).toContain(`developer ${audit.me} org.subscription.updated ${org.id}`);
     expect(d.errors).toEqual([]);
   });
 });
