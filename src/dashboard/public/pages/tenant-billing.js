@@ -88,6 +88,7 @@ export function BillingCard({ app, base, billing, subject = "tenant", title = "S
       ? html`<strong>${sub.planName}</strong> — ${sub.status}, from ${SOURCE[sub.source] ?? sub.source}${sub.giftExpiresAt ? `, until ${fmtDate(sub.giftExpiresAt)}` : ""}${sub.trialUntil ? `, trial until ${fmtDate(sub.trialUntil)}` : ""}${sub.familyOwnerEmail ? ` (owner ${sub.familyOwnerEmail})` : ""}`
       : "No subscription: the app's default entitlements apply."}</p>
     ${children}
+    <h3>Entitlements</h3>
     <${Entitlements} entitlements=${billing.entitlements} />
     ${billing.sources.length > 1 ? html`<p class="muted">Other sources: ${billing.sources.map((s) => `${SOURCE[s.source] ?? s.source} (${s.plan?.name ?? "deleted plan"}, ${s.status}${s.seats ? `, ${s.seats} seats` : ""})`).join("; ")}</p>` : null}
     ${billing.usage.length
