@@ -42,6 +42,10 @@ async function seed(d: Dashboard) {
   const link = (await d.call("POST", `/api/v1/orgs/${org.id}/invites`, { bearer: tenant.bearer, body: {} })).body.invite;
   await d.call("POST", "/api/v1/orgs/invites/accept", { bearer: (await signupTenant(d.t)).bearer, body: { token: link.token } });
   await d.call("POST", `/api/v1/orgs/${org.id}/invites`, { bearer: tenant.bearer, body: { role: "recruiter" } });
+  // Its Billing card with a plan, entitlements and a usage counter.
+  const pro = (await d.call("GET", `/api/v1/admin/apps/${app}/plans`, dev)).body.plans[0];
+  expect((await d.call("POST", `/api/v1/admin/apps/${app}/orgs/${org.id}/billing/gift`, { ...dev, body: { planId: pro.id } })).status).toBe(200);
+  expect((await d.call("POST", `/api/v1/orgs/${org.id}/billing/usage/projects/increment`, { bearer: tenant.bearer, body: {} })).status).toBe(200);
   await enrolTotp(d.t, tenant);
   const options = await d.call("POST", "/api/v1/auth/passkeys/register/options", { bearer: tenant.bearer, body: {} });
   await d.call("POST", "/api/v1/auth/passkeys/register", { bearer: tenant.bearer, body: { credential: softAuthenticator("https://app.example.com").create(options.body), name: "Phone" } });
@@ -86,6 +90,10 @@ describe("dashboard accessibility (axe-core)", { timeout: 120_000 }, () => {
       await d.click("button::-p-text(Delete organization…)");
       await d.page.waitForSelector("dialog[open]");
       found.push(...(await violations(d)).map((v) => `org dialog ${v}`));
+      await d.page.keyboard.press("Escape");
+      await d.click("button::-p-text(Start trial…)");
+      await d.page.waitForSelector("[data-testid=trial-changes]");
+      found.push(...(await violations(d)).map((v) => `org trial dialog ${v}`));
       await d.page.keyboard.press("Escape");
       // The records browser live, with the banner of records that arrived under another sort.
       await d.go(`/apps/${app}/tenants/${tenant.id}/records/notes?sort=${encodeURIComponent('{"n":1}')}`);

@@ -2,6 +2,7 @@ import { html, useState } from "../vendor/preact-htm.js";
 import { api, qs } from "../api.js";
 import { useHashQuery } from "../route.js";
 import { useLoad, useAction, Loaded, Empty, ErrorNote, Confirm, Pager, PageTitle, fmtDate } from "../ui.js";
+import { BillingCard } from "./tenant-billing.js";
 
 const LIMIT = 25;
 const VIEW = { offset: 0 };
@@ -92,17 +93,40 @@ function Roles({ app }) {
   </div>`;
 }
 
-/** One organization: its facts, members, invites, the app's roles, and deleting it. */
+const count = (n, one) => `${n.toLocaleString()} ${one}${n === 1 ? "" : "s"}`;
+
+/** Paid seats (the Stripe quantity) beside the seats in use: a gift or trial grants a plan's entitlements, never seats. */
+function BillingSeats({ subscription, seats }) {
+  const paid = subscription?.seats ?? null;
+  const free = seats.remaining === null ? "" : `; ${seats.remaining.toLocaleString()} free`;
+  return html`<dl class="facts" data-testid="org-billing-seats">
+    <dt>Paid seats</dt>
+    <dd>${paid !== null
+      ? `${paid.toLocaleString()} (the Stripe subscription's quantity)`
+      : `None: ${seats.limit === null ? "no seat limit" : `the app's limit of ${count(seats.limit, "seat")} (orgs.seats) applies`}`}</dd>
+    <dt>Seats in use</dt>
+    <dd>${count(seats.used, "member")}, ${count(seats.pending, "pending email invite")}${free}</dd>
+  </dl>`;
+}
+
+/** The organization's plan, seats, entitlements and usage, with the tenant page's gift and trial actions. */
+function OrgBilling({ app, base, state }) {
+  return html`<${Loaded} state=${state}>${(b) => html`<${BillingCard} app=${app} base=${base} billing=${b} subject="organization" title="Billing" onChanged=${state.reload}>
+      <${BillingSeats} subscription=${b.subscription} seats=${b.seats} />
+    <//>`}<//>`;
+}
+
+/** One organization: its facts, members, invites, the app's roles, billing, and deleting it. */
 export function OrgPage({ app, orgId }) {
   const base = `admin/apps/${app.id}/orgs/${encodeURIComponent(orgId)}`;
   const state = useLoad(() => api("GET", `${base}${qs({ limit: MEMBERS })}`), [base]);
+  // Asked beside the organization, not after it.
+  const billing = useLoad(() => api("GET", `${base}/billing`), [base]);
   const [confirm, setConfirm] = useState(false);
   const remove = async () => {
     await api("DELETE", base);
     location.hash = `#/apps/${app.id}/orgs`;
   };
-  // Billing per organization (issue 43's billing slice) renders its card here: the plan, seats and usage.
-  const billing = null;
   return html`<${Loaded} state=${state}>${(d) => html`<div class="stack">
     <p class="crumbs"><a href=${`#/apps/${app.id}/orgs`}>Organizations</a> / ${d.org.name}</p>
     <div class="card">
@@ -118,7 +142,7 @@ export function OrgPage({ app, orgId }) {
     <${Members} key=${d.org.id} app=${app} base=${base} first=${d} />
     ${d.invites ? html`<${Invites} invites=${d.invites} seats=${d.seats} />` : null}
     <${Roles} app=${app} />
-    ${billing}
+    <${OrgBilling} app=${app} base=${base} state=${billing} />
     ${confirm
       ? html`<${Confirm} title="Delete this organization?" typed=${d.org.name} action="Delete organization"
           body="Removes the organization with its memberships and invites (the members' own accounts stay), fires org.deleted to your webhook and records it in the audit trail as yours. There is no undo."

@@ -14,12 +14,12 @@ function Entitlements({ entitlements }) {
 }
 
 /** What starting a trial changes, said before it happens. */
-function TrialChanges({ billing, plan, days, familyMembers }) {
+function TrialChanges({ billing, subject, plan, days, familyMembers }) {
   const current = billing.sources.find((s) => s.source === "trial");
   const above = billing.sources.filter((s) => (s.source === "billing_provider" || s.source === "gift") && s.status !== "canceled");
   const until = new Date(Date.now() + days * DAY_MS);
   return html`<ul class="plain" data-testid="trial-changes">
-    <li>The tenant gets <strong>${plan.name}</strong>'s entitlements for ${days} day${days === 1 ? "" : "s"}, until ${until.toLocaleDateString()}.</li>
+    <li>The ${subject} gets <strong>${plan.name}</strong>'s entitlements for ${days} day${days === 1 ? "" : "s"}, until ${until.toLocaleDateString()}.</li>
     ${current ? html`<li>It <strong>replaces</strong> the current trial of ${current.plan?.name ?? "a deleted plan"}${current.expiresAt ? ` (until ${fmtDate(current.expiresAt)})` : ""}.</li>` : null}
     ${above.length ? html`<li>A ${above.map((s) => SOURCE[s.source]).join(" and a ")} comes first: the trial applies only once ${above.length === 1 ? "it ends" : "they end"}.</li>` : null}
     ${familyMembers > 0 ? html`<li><strong>${familyMembers} family member${familyMembers === 1 ? "" : "s"}</strong> share this tenant's plan: if ${plan.name} has fewer family seats or entitlements than the plan they use now, they lose them.</li>` : null}
@@ -27,8 +27,12 @@ function TrialChanges({ billing, plan, days, familyMembers }) {
   </ul>`;
 }
 
-/** Subscription with its source, entitlements, usage; gift, trial (start, end) and revoking a gift. */
-export function BillingCard({ app, base, billing, familyMembers = 0, onChanged }) {
+/**
+ * Subscription with its source, entitlements, usage; gift, trial (start, end) and revoking a gift.
+ * A tenant's (the default) or an organization's: `base` is its admin path, whose `/billing/…`
+ * routes take the same bodies, `subject` the word the sentences use, `children` its own facts.
+ */
+export function BillingCard({ app, base, billing, subject = "tenant", title = "Subscription and entitlements", familyMembers = 0, onChanged, children }) {
   const plans = useLoad(() => api("GET", `admin/apps/${app.id}/plans?archived=true`), [app.id]);
   const gift = useAction();
   const trial = useAction();
@@ -79,14 +83,16 @@ export function BillingCard({ app, base, billing, familyMembers = 0, onChanged }
   const planOptions = all.map((p) => html`<option value=${p.id}>${p.name}${p.archived ? " (archived)" : ""}</option>`);
   const noPlans = plans.data && all.length === 0;
   return html`<div class="card">
-    <h2>Subscription and entitlements</h2>
+    <h2>${title}</h2>
     <p data-testid="subscription">${sub
       ? html`<strong>${sub.planName}</strong> — ${sub.status}, from ${SOURCE[sub.source] ?? sub.source}${sub.giftExpiresAt ? `, until ${fmtDate(sub.giftExpiresAt)}` : ""}${sub.trialUntil ? `, trial until ${fmtDate(sub.trialUntil)}` : ""}${sub.familyOwnerEmail ? ` (owner ${sub.familyOwnerEmail})` : ""}`
       : "No subscription: the app's default entitlements apply."}</p>
+    ${children}
+    <h3>Entitlements</h3>
     <${Entitlements} entitlements=${billing.entitlements} />
-    ${billing.sources.length > 1 ? html`<p class="muted">Other sources: ${billing.sources.map((s) => `${SOURCE[s.source] ?? s.source} (${s.plan?.name ?? "deleted plan"}, ${s.status})`).join("; ")}</p>` : null}
+    ${billing.sources.length > 1 ? html`<p class="muted">Other sources: ${billing.sources.map((s) => `${SOURCE[s.source] ?? s.source} (${s.plan?.name ?? "deleted plan"}, ${s.status}${s.seats ? `, ${s.seats} seats` : ""})`).join("; ")}</p>` : null}
     ${billing.usage.length
-      ? html`<h3>Usage</h3><div class="table-wrap"><table><thead><tr><th scope="col">Feature</th><th scope="col">Period</th><th scope="col">Used</th><th scope="col">Limit</th></tr></thead>
+      ? html`<h3>Usage</h3><div class="table-wrap" tabindex="0" role="region" aria-label="Usage"><table data-testid="usage"><caption class="sr-only">Usage</caption><thead><tr><th scope="col">Feature</th><th scope="col">Period</th><th scope="col">Used</th><th scope="col">Limit</th></tr></thead>
           <tbody>${billing.usage.map((u) => html`<tr><td><code>${u.featureKey}</code></td><td>${u.period}</td><td>${u.count}</td><td>${u.limit ?? "no limit"}</td></tr>`)}</tbody></table></div>`
       : html`<p class="muted">No usage counted this month.</p>`}
     ${noPlans
@@ -113,14 +119,14 @@ export function BillingCard({ app, base, billing, familyMembers = 0, onChanged }
           </form>
         </div>`}
     <${Notice}>${notice}<//>
-    ${confirm?.kind === "gift" ? html`<${Confirm} title="Revoke the gift?" body="The tenant loses the gifted plan's entitlements at once." action="Revoke gift" onConfirm=${revoke} onCancel=${() => setConfirm(null)} />` : null}
+    ${confirm?.kind === "gift" ? html`<${Confirm} title="Revoke the gift?" body=${`The ${subject} loses the gifted plan's entitlements at once.`} action="Revoke gift" onConfirm=${revoke} onCancel=${() => setConfirm(null)} />` : null}
     ${confirm?.kind === "trial"
       ? html`<${Confirm} title=${`${currentTrial ? "Replace the trial with" : "Start a trial of"} ${confirm.plan.name}?`} action=${currentTrial ? "Replace trial" : "Start trial"}
-          body=${html`<${TrialChanges} billing=${billing} plan=${confirm.plan} days=${confirm.days} familyMembers=${familyMembers} />`}
+          body=${html`<${TrialChanges} billing=${billing} subject=${subject} plan=${confirm.plan} days=${confirm.days} familyMembers=${familyMembers} />`}
           onConfirm=${startTrial} onCancel=${() => setConfirm(null)} />`
       : null}
     ${confirm?.kind === "end"
-      ? html`<${Confirm} title="End the trial now?" body=${`The tenant loses ${currentTrial?.plan?.name ?? "the trial plan"}'s entitlements at once, unless a paid subscription or a gift gives them.`} action="End trial" onConfirm=${endTrial} onCancel=${() => setConfirm(null)} />`
+      ? html`<${Confirm} title="End the trial now?" body=${`The ${subject} loses ${currentTrial?.plan?.name ?? "the trial plan"}'s entitlements at once, unless a paid subscription or a gift gives them.`} action="End trial" onConfirm=${endTrial} onCancel=${() => setConfirm(null)} />`
       : null}
   </div>`;
 }
