@@ -317,6 +317,19 @@ describe("organization records: the data owner", () => {
     expectError(await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: orgId, password: "correct horse battery" } }), 401, "invalid_credentials");
   });
 
+  it("a tenant's own records in a collection later declared an organization's stay in its account export", async () => {
+    const { t } = await orgRecordsBackend({}, { drafts: {} });
+    const alice = await signupTenant(t);
+    expect((await dataClient(t, alice).create("drafts", { title: "written-before-the-change" })).status).toBe(201);
+    await t.backend.admin.updateApp(t.app.id, { settings: { collections: { drafts: { org: true } } } });
+    expectError(await dataClient(t, alice).list("drafts"), 400, "invalid_request");
+    const exported = await t.backend.fetch(new Request("http://localhost/api/v1/account/export", { headers: { authorization: `Bearer ${alice.accessToken}`, "x-service-app": t.app.id } }));
+    expect(exported.status).toBe(200);
+    const zip = Buffer.from(await exported.arrayBuffer()).toString("latin1");
+    expect(zip).toContain("records/drafts.jsonl");
+    expect(zip).toContain("written-before-the-change");
+  });
+
   it("deleting the organization deletes its records and share links; an account deletion that ends it does too", async () => {
     const { t, orgsApi, create, join } = await orgRecordsBackend();
     const developer = await developerSession(t);

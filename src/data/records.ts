@@ -74,7 +74,7 @@ export function recordScope(auth: TenantAuth, collection: string): Scoped {
     throw fail("invalid_request", `Collection "${collection.slice(0, 80)}" is not valid: use 1 to 64 letters or digits (A-Z, a-z, 0-9).`);
   }
   const { indexed, unique, search, org } = collectionIndexes(auth.app, collection);
-  if (org !== (auth.orgId !== undefined)) throw wrongOwner(collection, org);
+  if (org !== (auth.orgId !== undefined) && !auth.everyCollection) throw wrongOwner(collection, org);
   return { scope: { appId: auth.app.id, tenantId: auth.tenantId, collection, indexed, ...(search ? { search } : {}) }, unique };
 }
 

@@ -27,7 +27,7 @@ function safeName(name: string | null, fallback: string): string {
 }
 
 /** The records API's own list, run as the tenant (the export sees exactly what the tenant sees). */
-const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantId: tenant.id, sessionId: "", parentTenantId: tenant.parentTenantId, exp: 0 });
+const asTenant = (app: AppRow, tenant: TenantRow): TenantAuth => ({ app, tenantId: tenant.id, sessionId: "", parentTenantId: tenant.parentTenantId, exp: 0, everyCollection: true });
 
 async function* records(core: Core, app: AppRow, tenant: TenantRow, collection: string): AsyncGenerator<Uint8Array> {
   for (let offset = 0; ; ) {

@@ -59,6 +59,11 @@ export interface TenantAuth {
    * organization's data owner id, not the caller's, and only organization collections answer.
    */
   orgId?: string;
+  /**
+   * Set by the account export: the tenant's own records in every collection, also one a
+   * developer declared an organization's after the tenant wrote to it (the data is still theirs).
+   */
+  everyCollection?: true;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
