@@ -382,14 +382,26 @@ export function createRealtimeHub(core: Core) {
     }
   }
 
-  async function sessionAlive(s: Stream, sid: string, now: number): Promise<boolean> {
+  /** Why the streams of this check must end now, or undefined while they may go on. */
+  async function endedWhy(s: Stream, now: number): Promise<{ reason: string; message: string } | undefined> {
     if (s.developerId !== undefined) {
-      const developer = await core.db.developers.findBySession(sid, now);
-      return developer?.id === s.developerId && (await core.db.apps.findById(s.appId))?.ownerId === s.developerId;
+      const developer = await core.db.developers.findBySession(s.sessionId, now);
+      if (developer?.id !== s.developerId || (await core.db.apps.findById(s.appId))?.ownerId !== s.developerId) {
+        return { reason: "session_ended", message: "Your developer session has ended, or this app is no longer yours. Sign in again." };
+      }
+      if (!(await core.db.tenants.findById(s.appId, s.tenantId))) return { reason: "tenant_deleted", message: "This tenant was deleted: it has no records left to watch." };
+      return undefined;
     }
-    const state = await core.db.sessions.state(sid, now);
-    return !!state && state.endedAt === null && state.expiresAt > now && state.tenantId === s.tenantId;
+    const state = await core.db.sessions.state(s.sessionId, now);
+    return state && state.endedAt === null && state.expiresAt > now && state.tenantId === s.tenantId ? undefined : { reason: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
   }
+
+  /**
+   * The streams one check answers for: a tenant session's (one tenant of one app), or a
+   * developer session's view of one tenant, since one developer session watches any of its
+   * apps and each may change hands on its own.
+   */
+  const checkKey = (s: Stream) => (s.developerId === undefined ? s.sessionId : `${s.sessionId}\u0000${tenantKey(s.appId, s.tenantId)}`);
 
   let checking = false;
   /** Ends, within a tick, every stream whose session ended (logout, password reset, deletion, refresh-token reuse), on whichever node ended it. */
@@ -398,17 +410,16 @@ export function createRealtimeHub(core: Core) {
     checking = true;
     try {
       const now = core.clock();
-      const bySession = new Map<string, Stream[]>();
+      const groups = new Map<string, Stream[]>();
       for (const s of streams.values()) {
-        const list = bySession.get(s.sessionId);
+        const key = checkKey(s);
+        const list = groups.get(key);
         if (list) list.push(s);
-        else bySession.set(s.sessionId, [s]);
+        else groups.set(key, [s]);
       }
-      for (const [sid, list] of bySession) {
-        if (!(await sessionAlive(list[0]!, sid, now))) {
-          const message = list[0]!.developerId === undefined ? "This session has ended (signed out, password reset or account deleted). Sign in again." : "Your developer session has ended, or this app is no longer yours. Sign in again.";
-          for (const s of list) s.end(`event: ended\ndata: ${JSON.stringify({ reason: "session_ended", message })}\n\n`);
-        }
+      for (const list of groups.values()) {
+        const why = await endedWhy(list[0]!, now);
+        if (why) for (const s of list) s.end(`event: ended\ndata: ${JSON.stringify(why)}\n\n`);
       }
     } catch (e) {
       core.log.warn("realtime: checking the sessions of open streams failed", { error: e });

@@ -1,0 +1,64 @@
+// An attacker's review of the developer's live view of a tenant's records
+// (src/realtime/admin-live.ts) and the admin organization routes, over real HTTP.
+import { describe, expect, it } from "vitest";
+import { buildRequest, developerSession, expectError, serveHttp, signupTenant, startBackend, toReply, type ReqOptions, type TestTenant } from "./_helpers.ts";
+import { openSse, type SseEvent } from "./_sse.ts";
+import type { TenantBackendConfig } from "../src/index.ts";
+
+const OWNER = { email: "owner@example.com", password: "developer password" };
+const recordEvents = (e: SseEvent) => ["created", "updated", "deleted", "left"].includes(e.event);
+
+async function liveBackend(config: TenantBackendConfig = {}) {
+  const t = await startBackend(config);
+  const { url } = await serveHttp(t.backend);
+  const dev = await developerSession(t, OWNER.email, OWNER.password); // adopts the default app
+  const tenant = await signupTenant(t);
+  const call = async (method: string, path: string, opts: ReqOptions = {}) => toReply(await fetch(buildRequest(url, method, path, opts)));
+  const create = async (who: TestTenant, collection: string, data: unknown) => (await call("POST", `/api/v1/data/${collection}`, { bearer: who.bearer, body: { data } })).body.record as { id: string };
+  const livePath = (appId: string, tenantId: string, collection: string) => `/api/v1/admin/apps/${appId}/tenants/${encodeURIComponent(tenantId)}/records/${collection}/live`;
+  const watch = (appId: string, tenantId: string, collection: string, token = dev) => openSse(url + livePath(appId, tenantId, collection), { authorization: `Bearer ${token}` });
+  /** A second app of the owner's, with a tenant of its own. */
+  const secondApp = async () => {
+    const app = await t.backend.admin.createApp({ name: "Second", ownerEmail: OWNER.email });
+    const member = await signupTenant(t, { key: app.publishableKey, appId: app.id });
+    return { app, member };
+  };
+  return { t, url, dev, tenant, call, create, livePath, watch, secondApp };
+}
+
+/** Signs in to the dashboard from `client` (an address the trusted proxy forwards). */
+async function dashboardSignIn(b: Awaited<ReturnType<typeof liveBackend>>, who: { email: string; password: string }, client: string) {
+  const res = await b.call("POST", "/_/session", { body: who, headers: { origin: b.url, "x-forwarded-for": client } });
+  expect(res.status, res.text).toBe(200);
+  return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, csrf: res.body.csrfToken as string };
+}
+
+describe("the developer's live view, attacked", () => {
+  it("a view of an app that changed hands ends, also when the same developer session watches another app of its own", async () => {
+    const b = await liveBackend();
+    const { app, member } = await b.secondApp();
+    // Before: the session's streams were checked once, against the first one's app only.
+    const kept = await b.watch(b.t.app.id, b.tenant.id, "notes");
+    await kept.next((e) => e.event === "ready");
+    const given = await b.watch(app.id, member.id, "notes");
+    await given.next((e) => e.event === "ready");
+    await developerSession(b.t, "heir@example.com");
+    await b.t.backend.admin.setAppOwner(app.id, "heir@example.com");
+    expect((await given.next((e) => e.event === "ended", 3000)).data).toMatchObject({ reason: "session_ended", message: expect.stringContaining("no longer yours") });
+    await given.ended;
+    await b.create(member, "notes", { secret: "written for the new owner" });
+    // The view of the app still owned goes on.
+    const mine = await b.create(b.tenant, "notes", { n: 1 });
+    expect((await kept.next(recordEvents)).data.id).toBe(mine.id);
+    expect(given.events.filter(recordEvents)).toEqual([]);
+  });
+
+  it("ends when the tenant is deleted", async () => {
+    const b = await liveBackend();
+    const sse = await b.watch(b.t.app.id, b.tenant.id, "notes");
+    await sse.next((e) => e.event === "ready");
+    expect((await b.call("DELETE", `/api/v1/admin/apps/${b.t.app.id}/tenants/${b.tenant.id}`, { developer: b.dev })).status).toBeLessThan(300);
+    expect((await sse.next((e) => e.event === "ended", 3000)).data).toMatchObject({ reason: "tenant_deleted", message: expect.any(String) });
+    await sse.ended;
+  });
+});
