@@ -61,4 +61,31 @@ describe("the developer's live view, attacked", () => {
     expect((await sse.next((e) => e.event === "ended", 3000)).data).toMatchObject({ reason: "tenant_deleted", message: expect.any(String) });
     await sse.ended;
   });
+
+  it("through the dashboard behind a trusted proxy, each client counts for its own address and the audit trail names it", async () => {
+    const b = await liveBackend({ trustProxy: true, realtime: { maxConnectionsPerIp: 1 } });
+    const other = { email: "other@example.com", password: "developer password" };
+    await b.t.backend.admin.createDeveloper(other);
+    const { app, member } = await b.secondApp();
+    await b.t.backend.admin.setAppOwner(app.id, other.email);
+    const mine = await dashboardSignIn(b, OWNER, "203.0.113.1");
+    const theirs = await dashboardSignIn(b, other, "203.0.113.2");
+    const viaDashboard = (appId: string, tenantId: string) => `${b.url}/_/api${b.livePath(appId, tenantId, "notes").slice("/api/v1".length)}`;
+    const first = await openSse(viaDashboard(b.t.app.id, b.tenant.id), { cookie: mine.cookie, "x-forwarded-for": "203.0.113.1" });
+    expect(first.status).toBe(200);
+    // Before: every dashboard call counted for the proxy's address, so one developer's views used up everyone's.
+    const second = await openSse(viaDashboard(app.id, member.id), { cookie: theirs.cookie, "x-forwarded-for": "203.0.113.2" });
+    expect(second.status, JSON.stringify(second.events)).toBe(200);
+    const again = await openSse(viaDashboard(b.t.app.id, b.tenant.id), { cookie: mine.cookie, "x-forwarded-for": "203.0.113.1" });
+    expect(again.status).toBe(429);
+    expect(again.events[0]!.data.error).toBe("rate_limited");
+
+    // An organization deleted from the dashboard is audited with the developer, their address and browser.
+    const org = (await b.call("POST", "/api/v1/orgs", { bearer: b.tenant.bearer, body: { name: "Acme" } })).body.org as { id: string };
+    const headers = { cookie: mine.cookie, origin: b.url, "x-dashboard-csrf": mine.csrf, "x-forwarded-for": "203.0.113.1", "user-agent": "Probe/1.0" };
+    expect((await b.call("DELETE", `/_/api/admin/apps/${b.t.app.id}/orgs/${org.id}`, { headers })).status).toBe(204);
+    const trail = await b.call("GET", `/api/v1/admin/apps/${b.t.app.id}/audit?action=org.deleted`, { developer: b.dev });
+    const developerId = (await b.call("GET", "/api/v1/developer/me", { developer: b.dev })).body.developer.id;
+    expect(trail.body.entries).toEqual([expect.objectContaining({ action: "org.deleted", target: org.id, actor: { type: "developer", id: developerId }, ip: "203.0.113.1", client: "Probe/1.0" })]);
+  });
 });
