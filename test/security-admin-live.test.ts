@@ -1,7 +1,7 @@
 // An attacker's review of the developer's live view of a tenant's records
 // (src/realtime/admin-live.ts) and the admin organization routes, over real HTTP.
 import { describe, expect, it } from "vitest";
-import { buildRequest, developerSession, expectError, serveHttp, signupTenant, startBackend, toReply, type ReqOptions, type TestTenant } from "./_helpers.ts";
+import { afterThisTest, buildRequest, developerSession, expectError, serveHttp, signupTenant, startBackend, toReply, type ReqOptions, type TestTenant } from "./_helpers.ts";
 import { openSse, type SseEvent } from "./_sse.ts";
 import type { TenantBackendConfig } from "../src/index.ts";
 
@@ -87,5 +87,56 @@ describe("the developer's live view, attacked", () => {
     const trail = await b.call("GET", `/api/v1/admin/apps/${b.t.app.id}/audit?action=org.deleted`, { developer: b.dev });
     const developerId = (await b.call("GET", "/api/v1/developer/me", { developer: b.dev })).body.developer.id;
     expect(trail.body.entries).toEqual([expect.objectContaining({ action: "org.deleted", target: org.id, actor: { type: "developer", id: developerId }, ip: "203.0.113.1", client: "Probe/1.0" })]);
+  });
+
+  it("a developer holds at most realtime.maxConnectionsPerTenant live views, whatever the tenants", async () => {
+    const b = await liveBackend({ realtime: { maxConnectionsPerTenant: 2 } });
+    const other = await signupTenant(b.t);
+    const one = await b.watch(b.t.app.id, b.tenant.id, "notes");
+    const two = await b.watch(b.t.app.id, other.id, "notes");
+    expect([one.status, two.status]).toEqual([200, 200]);
+    // Before: a developer's views were bounded only per address (maxConnectionsPerIp).
+    const three = await b.watch(b.t.app.id, other.id, "todos");
+    expect(three.status).toBe(429);
+    expect(three.events[0]!.data).toMatchObject({ error: "rate_limited", message: expect.stringContaining("maxConnectionsPerTenant") });
+    // The tenants' own streams are not taken by them, and a closed view frees its place.
+    const own = await openSse(`${b.url}/api/v1/realtime`, { authorization: `Bearer ${b.tenant.accessToken}`, "x-service-app": b.t.app.id });
+    expect(own.status).toBe(200);
+    one.close();
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await b.watch(b.t.app.id, other.id, "todos")).status).toBe(200);
+  });
+
+  it("through the dashboard, a reader that stops reading is dropped instead of buffered", async () => {
+    const b = await liveBackend({ realtime: { maxBufferedBytes: 64 * 1024 } });
+    const signIn = await b.call("POST", "/_/session", { body: OWNER, headers: { origin: b.url } });
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    const { connect } = await import("node:net");
+    const u = new URL(b.url);
+    const socket = connect(Number(u.port), u.hostname);
+    afterThisTest(() => socket.destroy());
+    let received = "";
+    await new Promise<void>((resolve) => {
+      socket.on("data", (d) => {
+        received += d.toString();
+        if (received.includes("event: ready")) resolve();
+      });
+      const path = `/_/api${b.livePath(b.t.app.id, b.tenant.id, "big").slice("/api/v1".length)}`;
+      socket.write(`GET ${path} HTTP/1.1\r\nhost: ${u.host}\r\ncookie: ${cookie}\r\naccept: text/event-stream\r\n\r\n`);
+    });
+    socket.pause();
+    const hub = b.t.backend.core.realtime!;
+    const big = "x".repeat(200 * 1024);
+    for (let n = 0; hub.streamCount > 0 && n < 300; n++) await b.create(b.tenant, "big", { big, n });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hub.streamCount).toBe(0);
+    const rest = await new Promise<string>((resolve) => {
+      let all = "";
+      socket.on("data", (d) => (all += d.toString()));
+      socket.on("end", () => resolve(all));
+      socket.on("close", () => resolve(all));
+      socket.resume();
+    });
+    expect(rest).toContain('"reason":"slow_client"');
   });
 });

@@ -138,6 +138,8 @@ export function createRealtimeHub(core: Core) {
   const streams = new Map<string, Stream>();
   const byTenant = new Map<string, Set<Stream>>();
   const perIp = new Map<string, number>();
+  /** developer → their open live views on this node */
+  const perDeveloper = new Map<string, number>();
   /** app → open streams of it on this node */
   const localApps = new Map<string, number>();
   /** app → until when a write of it is fed (Date.now() ms): after a local stream closed, or announced by another node */
@@ -330,6 +332,7 @@ export function createRealtimeHub(core: Core) {
     if (!set) byTenant.set(key, (set = new Set()));
     set.add(s);
     perIp.set(s.ip, (perIp.get(s.ip) ?? 0) + 1);
+    if (s.developerId !== undefined) perDeveloper.set(s.developerId, (perDeveloper.get(s.developerId) ?? 0) + 1);
     localApps.set(s.appId, (localApps.get(s.appId) ?? 0) + 1);
   }
 
@@ -342,6 +345,11 @@ export function createRealtimeHub(core: Core) {
     const ip = (perIp.get(s.ip) ?? 1) - 1;
     if (ip <= 0) perIp.delete(s.ip);
     else perIp.set(s.ip, ip);
+    if (s.developerId !== undefined) {
+      const views = (perDeveloper.get(s.developerId) ?? 1) - 1;
+      if (views <= 0) perDeveloper.delete(s.developerId);
+      else perDeveloper.set(s.developerId, views);
+    }
     const apps = (localApps.get(s.appId) ?? 1) - 1;
     if (apps <= 0) {
       localApps.delete(s.appId);
@@ -552,6 +560,11 @@ export function createRealtimeHub(core: Core) {
       for (const s of byTenant.get(tenantKey(owner.appId, owner.tenantId)) ?? []) if (!s.closed && s.developerId === undefined) tenantCount++;
       if (owner.developerId === undefined && tenantCount >= cfg.maxConnectionsPerTenant) {
         return { limit: `This account already has ${tenantCount} realtime streams open here, the most it may (realtime.maxConnectionsPerTenant): share one stream between subscriptions, or close one.` };
+      }
+      // A developer's views are not the tenant's to count, but are bounded all the same: as many as a tenant's streams.
+      const views = owner.developerId === undefined ? 0 : (perDeveloper.get(owner.developerId) ?? 0);
+      if (views >= cfg.maxConnectionsPerTenant) {
+        return { limit: `You already have ${views} live views open here, the most a developer may (realtime.maxConnectionsPerTenant): close one (a records page in another tab).` };
       }
       if ((perIp.get(owner.ip) ?? 0) >= cfg.maxConnectionsPerIp) {
         return { limit: `This address already has ${perIp.get(owner.ip)} realtime streams open here, the most it may (realtime.maxConnectionsPerIp).` };
