@@ -116,7 +116,7 @@ export interface RealtimeConfig {
   retentionSeconds: number;
   /** A keep-alive comment (and resume position) this often on an idle stream. Default 15. */
   keepAliveSeconds: number;
-  /** Open streams per tenant (per node). Default 10. */
+  /** Open streams per tenant, and the dashboard's live views per developer (per node). Default 10. */
   maxConnectionsPerTenant: number;
   /** Open streams per client IP (per node). Default 100. */
   maxConnectionsPerIp: number;
