@@ -140,3 +140,42 @@ describe("the developer's live view, attacked", () => {
     expect(rest).toContain('"reason":"slow_client"');
   });
 });
+
+describe("the admin organization routes and the live view, refused to everyone but the app's developer", () => {
+  it("another developer, a tenant or impersonation token, the publishable key, and my app id with another app's tenant or organization", async () => {
+    const b = await liveBackend();
+    const stranger = await developerSession(b.t);
+    const theirs = await b.t.backend.admin.createApp({ name: "Theirs" });
+    const foreigner = await signupTenant(b.t, { key: theirs.publishableKey, appId: theirs.id });
+    const foreignOrg = (await b.call("POST", "/api/v1/orgs", { bearer: foreigner.bearer, body: { name: "Theirs" } })).body.org as { id: string };
+    const org = (await b.call("POST", "/api/v1/orgs", { bearer: b.tenant.bearer, body: { name: "Acme" } })).body.org as { id: string };
+    const imp = await b.call("POST", `/api/v1/admin/apps/${b.t.app.id}/tenants/${b.tenant.id}/impersonate`, { developer: b.dev });
+    expect(imp.status, imp.text).toBe(201);
+    const app = `/api/v1/admin/apps/${b.t.app.id}`;
+    const routes: [string, string][] = [
+      ["GET", b.livePath(b.t.app.id, b.tenant.id, "notes")],
+      ["DELETE", `${app}/orgs/${org.id}`],
+      ["GET", `${app}/tenants/${b.tenant.id}/orgs`],
+    ];
+    const who: [string, ReqOptions, number, string][] = [
+      ["nobody", {}, 401, "unauthorized"],
+      ["the publishable key", { key: b.t.app.publishableKey }, 401, "unauthorized"],
+      ["the tenant", { bearer: b.tenant.bearer }, 401, "unauthorized"],
+      ["an impersonation session", { bearer: { accessToken: imp.body.accessToken, appId: b.t.app.id } }, 401, "unauthorized"],
+      ["another developer", { developer: stranger }, 404, "not_found"],
+    ];
+    for (const [method, path] of routes) {
+      for (const [name, opts, status, code] of who) {
+        const res = await b.call(method, path, opts);
+        expect({ route: `${method} ${path}`, name, status: res.status, error: res.body?.error }).toEqual({ route: `${method} ${path}`, name, status, error: code });
+      }
+    }
+    // My own app's id with another app's tenant or organization: not found, and nothing deleted.
+    expectError(await b.call("GET", b.livePath(b.t.app.id, foreigner.id, "notes"), { developer: b.dev }), 404, "not_found");
+    expectError(await b.call("GET", b.livePath(b.t.app.id, foreigner.email, "notes"), { developer: b.dev }), 404, "not_found");
+    expectError(await b.call("GET", `${app}/tenants/${foreigner.id}/orgs`, { developer: b.dev }), 404, "not_found");
+    expectError(await b.call("DELETE", `${app}/orgs/${foreignOrg.id}`, { developer: b.dev }), 404, "not_found");
+    expect((await b.call("GET", `/api/v1/orgs/${foreignOrg.id}`, { bearer: foreigner.bearer })).status).toBe(200);
+    expect((await b.call("GET", `/api/v1/orgs/${org.id}`, { bearer: b.tenant.bearer })).status).toBe(200);
+  });
+});
