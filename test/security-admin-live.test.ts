@@ -1,8 +1,8 @@
 // An attacker's review of the developer's live view of a tenant's records
 // (src/realtime/admin-live.ts) and the admin organization routes, over real HTTP.
 import { describe, expect, it } from "vitest";
-import { afterThisTest, buildRequest, developerSession, expectError, serveHttp, signupTenant, startBackend, toReply, type ReqOptions, type TestTenant } from "./_helpers.ts";
-import { openSse, type SseEvent } from "./_sse.ts";
+import { buildRequest, developerSession, expectError, serveHttp, signupTenant, startBackend, toReply, type ReqOptions, type TestTenant } from "./_helpers.ts";
+import { openSse, stalledSse, type SseEvent } from "./_sse.ts";
 import type { TenantBackendConfig } from "../src/index.ts";
 
 const OWNER = { email: "owner@example.com", password: "developer password" };
@@ -26,9 +26,9 @@ async function liveBackend(config: TenantBackendConfig = {}) {
   return { t, url, dev, tenant, call, create, livePath, watch, secondApp };
 }
 
-/** Signs in to the dashboard from `client` (an address the trusted proxy forwards). */
-async function dashboardSignIn(b: Awaited<ReturnType<typeof liveBackend>>, who: { email: string; password: string }, client: string) {
-  const res = await b.call("POST", "/_/session", { body: who, headers: { origin: b.url, "x-forwarded-for": client } });
+/** Signs in to the dashboard, from `client` when given (an address a trusted proxy forwards). */
+async function dashboardSignIn(b: Awaited<ReturnType<typeof liveBackend>>, who: { email: string; password: string }, client?: string) {
+  const res = await b.call("POST", "/_/session", { body: who, headers: { origin: b.url, ...(client ? { "x-forwarded-for": client } : {}) } });
   expect(res.status, res.text).toBe(200);
   return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, csrf: res.body.csrfToken as string };
 }
@@ -109,34 +109,14 @@ describe("the developer's live view, attacked", () => {
 
   it("through the dashboard, a reader that stops reading is dropped instead of buffered", async () => {
     const b = await liveBackend({ realtime: { maxBufferedBytes: 64 * 1024 } });
-    const signIn = await b.call("POST", "/_/session", { body: OWNER, headers: { origin: b.url } });
-    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
-    const { connect } = await import("node:net");
-    const u = new URL(b.url);
-    const socket = connect(Number(u.port), u.hostname);
-    afterThisTest(() => socket.destroy());
-    let received = "";
-    await new Promise<void>((resolve) => {
-      socket.on("data", (d) => {
-        received += d.toString();
-        if (received.includes("event: ready")) resolve();
-      });
-      const path = `/_/api${b.livePath(b.t.app.id, b.tenant.id, "big").slice("/api/v1".length)}`;
-      socket.write(`GET ${path} HTTP/1.1\r\nhost: ${u.host}\r\ncookie: ${cookie}\r\naccept: text/event-stream\r\n\r\n`);
-    });
-    socket.pause();
+    const { cookie } = await dashboardSignIn(b, OWNER);
+    const stalled = await stalledSse(b.url, `/_/api${b.livePath(b.t.app.id, b.tenant.id, "big").slice("/api/v1".length)}`, { cookie });
     const hub = b.t.backend.core.realtime!;
     const big = "x".repeat(200 * 1024);
     for (let n = 0; hub.streamCount > 0 && n < 300; n++) await b.create(b.tenant, "big", { big, n });
     await new Promise((r) => setTimeout(r, 100));
     expect(hub.streamCount).toBe(0);
-    const rest = await new Promise<string>((resolve) => {
-      let all = "";
-      socket.on("data", (d) => (all += d.toString()));
-      socket.on("end", () => resolve(all));
-      socket.on("close", () => resolve(all));
-      socket.resume();
-    });
+    const rest = await stalled.rest();
     expect(rest).toContain('"reason":"slow_client"');
   });
 });
