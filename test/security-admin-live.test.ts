@@ -53,6 +53,16 @@ describe("the developer's live view, attacked", () => {
     expect(given.events.filter(recordEvents)).toEqual([]);
   });
 
+  it("ends when the app is deleted", async () => {
+    const b = await liveBackend();
+    const { app, member } = await b.secondApp();
+    const sse = await b.watch(app.id, member.id, "notes");
+    await sse.next((e) => e.event === "ready");
+    await b.t.backend.admin.deleteApp(app.id);
+    expect((await sse.next((e) => e.event === "ended", 3000)).data.reason).toBe("session_ended");
+    await sse.ended;
+  });
+
   it("ends when the tenant is deleted", async () => {
     const b = await liveBackend();
     const sse = await b.watch(b.t.app.id, b.tenant.id, "notes");
