@@ -132,9 +132,13 @@ describe("the developer's live view, attacked", () => {
 });
 
 describe("the admin organization routes and the live view, refused to everyone but the app's developer", () => {
-  it("another developer, a tenant or impersonation token, the publishable key, and my app id with another app's tenant or organization", async () => {
+  it("another developer (the backup operator too), a tenant or impersonation token, the publishable key, and my app id with another app's tenant or organization", async () => {
     const b = await liveBackend();
     const stranger = await developerSession(b.t);
+    // The server's backup operator reads every app's data in a backup, and no app through the admin API.
+    const operator = await developerSession(b.t);
+    const operatorId = (await b.call("GET", "/api/v1/developer/me", { developer: operator })).body.developer.id as string;
+    await b.t.backend.core.db.developers.setBackupOperator(operatorId, true, Date.now());
     const theirs = await b.t.backend.admin.createApp({ name: "Theirs" });
     const foreigner = await signupTenant(b.t, { key: theirs.publishableKey, appId: theirs.id });
     const foreignOrg = (await b.call("POST", "/api/v1/orgs", { bearer: foreigner.bearer, body: { name: "Theirs" } })).body.org as { id: string };
@@ -153,6 +157,7 @@ describe("the admin organization routes and the live view, refused to everyone b
       ["the tenant", { bearer: b.tenant.bearer }, 401, "unauthorized"],
       ["an impersonation session", { bearer: { accessToken: imp.body.accessToken, appId: b.t.app.id } }, 401, "unauthorized"],
       ["another developer", { developer: stranger }, 404, "not_found"],
+      ["the backup operator", { developer: operator }, 404, "not_found"],
     ];
     for (const [method, path] of routes) {
       for (const [name, opts, status, code] of who) {
