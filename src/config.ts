@@ -116,7 +116,7 @@ export interface RealtimeConfig {
   retentionSeconds: number;
   /** A keep-alive comment (and resume position) this often on an idle stream. Default 15. */
   keepAliveSeconds: number;
-  /** Open streams per tenant (per node). Default 10. */
+  /** Open streams per tenant, and the dashboard's live views per developer (per node). Default 10. */
   maxConnectionsPerTenant: number;
   /** Open streams per client IP (per node). Default 100. */
   maxConnectionsPerIp: number;
@@ -212,7 +212,7 @@ export const OPTIONS: OptionRow[] = [
   { path: "webhooks.timeoutMs", kind: "count", env: "TENANTD_WEBHOOKS_TIMEOUT_MS", default: "1500", doc: "How long a webhook receiver has to answer." },
   { path: "realtime.retentionSeconds", kind: "seconds", env: "TENANTD_REALTIME_RETENTION_SECONDS", default: "300", doc: "How long a realtime stream that reconnects with `Last-Event-ID` is sent every event it missed; older positions get a `reset` event (realtime.md).", check: { test: (n) => Number.isInteger(n) && (n as number) >= 10 && (n as number) <= 86_400, expects: "a whole number of seconds from 10 to 86400" } },
   { path: "realtime.keepAliveSeconds", kind: "seconds", env: "TENANTD_REALTIME_KEEP_ALIVE_SECONDS", default: "15", doc: "An idle realtime stream gets a keep-alive comment (and its resume position) this often, so proxies keep it open.", check: { test: (n) => typeof n === "number" && n >= 1 && n <= 300, expects: "a number of seconds from 1 to 300" } },
-  { path: "realtime.maxConnectionsPerTenant", kind: "count", env: "TENANTD_REALTIME_MAX_CONNECTIONS_PER_TENANT", default: "10", doc: "Open realtime streams per tenant, per node; one more is 429 `rate_limited`." },
+  { path: "realtime.maxConnectionsPerTenant", kind: "count", env: "TENANTD_REALTIME_MAX_CONNECTIONS_PER_TENANT", default: "10", doc: "Open realtime streams per tenant, per node, and the dashboard's live views per developer; one more is 429 `rate_limited`." },
   { path: "realtime.maxConnectionsPerIp", kind: "count", env: "TENANTD_REALTIME_MAX_CONNECTIONS_PER_IP", default: "100", doc: "Open realtime streams per client IP (trustProxy decides the IP), per node; one more is 429 `rate_limited`." },
   { path: "realtime.maxSubscriptionsPerConnection", kind: "count", env: "TENANTD_REALTIME_MAX_SUBSCRIPTIONS", default: "100", doc: "Subscriptions on one realtime stream; one more is 409 `conflict`." },
   { path: "realtime.maxFilterBytes", kind: "count", env: "TENANTD_REALTIME_MAX_FILTER_BYTES", default: "4096", doc: "Characters of one subscription's filter as JSON (at most 4096, the list filter's limit); longer is 400 `invalid_filter`.", check: { test: (n) => Number.isInteger(n) && (n as number) >= 2 && (n as number) <= 4096, expects: "a whole number from 2 to 4096" } },

@@ -124,3 +124,37 @@ export async function openSse(url: string, headers: Record<string, string> = {},
   })();
   return client;
 }
+
+/**
+ * A client that reads a stream up to its `ready` event, then stops reading (a raw socket,
+ * paused). `rest()` reads on and resolves with everything after, once the server closed it.
+ */
+export async function stalledSse(base: string, path: string, headers: Record<string, string> = {}): Promise<{ received: string; rest(): Promise<string> }> {
+  const { connect } = await import("node:net");
+  const u = new URL(base);
+  const socket = connect(Number(u.port), u.hostname);
+  afterThisTest(() => socket.destroy());
+  let received = "";
+  await new Promise<void>((resolve) => {
+    const onData = (d: Buffer) => {
+      received += d.toString();
+      if (received.includes("event: ready")) {
+        socket.off("data", onData);
+        resolve();
+      }
+    };
+    socket.on("data", onData);
+    const lines = Object.entries({ host: u.host, accept: "text/event-stream", ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
+    socket.write(`GET ${path} HTTP/1.1\r\n${lines.join("")}\r\n`);
+  });
+  socket.pause();
+  const rest = () =>
+    new Promise<string>((resolve) => {
+      let all = "";
+      socket.on("data", (d) => (all += d.toString()));
+      socket.on("end", () => resolve(all));
+      socket.on("close", () => resolve(all));
+      socket.resume();
+    });
+  return { received, rest };
+}

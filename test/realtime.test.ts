@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { afterThisTest, expectError, serveHttp, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
-import { openSse, type SseClient } from "./_sse.ts";
+import { expectError, serveHttp, signupTenant, startBackend, type TestBackend, type TestTenant } from "./_helpers.ts";
+import { openSse, stalledSse, type SseClient } from "./_sse.ts";
 import type { TenantBackendConfig } from "../src/index.ts";
 
 /** A backend served over real HTTP, with a tenant and helpers for its streams and records. */
@@ -314,19 +314,7 @@ describe("realtime revocation and limits", () => {
     const rt = await realtimeBackend({ realtime: { maxBufferedBytes: 64 * 1024 } });
     const ticket = (await rt.call("POST", "/api/v1/realtime/ticket")).body.ticket;
     // A raw socket that reads the stream's first bytes (its id), then nothing.
-    const { connect } = await import("node:net");
-    const u = new URL(rt.url);
-    const socket = connect(Number(u.port), u.hostname);
-    afterThisTest(() => socket.destroy());
-    let received = "";
-    await new Promise<void>((resolve) => {
-      socket.on("data", (d) => {
-        received += d.toString();
-        if (received.includes("event: ready")) resolve();
-      });
-      socket.write(`GET /api/v1/realtime?ticket=${ticket} HTTP/1.1\r\nhost: ${u.host}\r\naccept: text/event-stream\r\n\r\n`);
-    });
-    socket.pause();
+    const { received, rest: readRest } = await stalledSse(rt.url, `/api/v1/realtime?ticket=${ticket}`);
     const stream = /"stream":"(rts_[^"]+)"/.exec(received)![1]!;
     expect((await rt.subscribe(stream, { collection: "big" })).status).toBe(201);
     const hub = rt.t.backend.core.realtime!;
@@ -334,13 +322,7 @@ describe("realtime revocation and limits", () => {
     for (let n = 0; hub.streamCount > 0 && n < 300; n++) await rt.create("big", { big, n });
     await new Promise((r) => setTimeout(r, 100));
     expect(hub.streamCount).toBe(0);
-    const rest = await new Promise<string>((resolve) => {
-      let all = "";
-      socket.on("data", (d) => (all += d.toString()));
-      socket.on("end", () => resolve(all));
-      socket.on("close", () => resolve(all));
-      socket.resume();
-    });
+    const rest = await readRest();
     expect(rest).toContain("event: dropped");
     expect(rest).toContain('"reason":"slow_client"');
   });

@@ -3,6 +3,7 @@ import type { Core } from "../core.ts";
 import { fail } from "../errors.ts";
 import { dashboardSession } from "./session.ts";
 import { requireCsrf, secureHeaders } from "./security.ts";
+import { resolveClientAddress } from "../http/trust-proxy.ts";
 
 // The dashboard reaches the developer's own admin API and nothing else (no tenant routes,
 // no sign-in or sign-out of the bearer API: the dashboard has its own session routes).
@@ -25,7 +26,8 @@ export async function forwardToAdminApi(h3: H3, core: Core, event: H3Event): Pro
 
   const headers = new Headers({ authorization: `Bearer ${session.token}` });
   // last-event-id: an EventSource reconnecting to a live view resumes where it left off.
-  for (const name of ["content-type", "content-length", "accept", "last-event-id"]) {
+  // user-agent: the audit trail names the developer's browser.
+  for (const name of ["content-type", "content-length", "accept", "last-event-id", "user-agent"]) {
     const value = event.req.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
@@ -36,8 +38,11 @@ export async function forwardToAdminApi(h3: H3, core: Core, event: H3Event): Pro
     body: hasBody ? event.req.body : undefined,
     ...(hasBody ? { duplex: "half" } : {}),
   } as RequestInit);
-  // The client's address goes along, so the admin API counts this client, not "unknown".
-  const answer = await h3.request(request, undefined, { clientAddress: getRequestIP(event) });
+  // The client's address goes along, resolved through the operator's trusted proxies (the
+  // forwarded request carries no x-forwarded-for), so the admin API counts and audits this
+  // client, not "unknown" nor the proxy in front that every developer shares.
+  const clientAddress = resolveClientAddress(getRequestIP(event), event.req.headers.get("x-forwarded-for"), core.config.trustProxy);
+  const answer = await h3.request(request, undefined, { clientAddress });
   const out = new Headers(answer.headers);
   out.set("cache-control", "no-store");
   secureHeaders(out);

@@ -17,7 +17,7 @@ export const AdminLiveQuery = v.object({ filter: v.optional(v.string("filter mus
  * SSE stream on the realtime hub under the developer session, with its one subscription
  * fixed when it opens. The reads are the admin records route's: the developer's own app, a
  * tenant of it, a valid collection. The stream ends within a tick of the developer session
- * ending or the app changing hands (hub.ts, sessionAlive).
+ * ending, the app changing hands or the tenant's deletion (hub.ts, endedWhy).
  */
 export function registerAdminLiveRoute(router: Router, core: Core): void {
   router.get("/api/v1/admin/apps/:appId/tenants/:tenantId/records/:collection/live", async (event) => {

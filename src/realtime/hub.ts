@@ -145,6 +145,8 @@ export function createRealtimeHub(core: Core) {
   const streams = new Map<string, Stream>();
   const byTenant = new Map<string, Set<Stream>>();
   const perIp = new Map<string, number>();
+  /** developer → their open live views on this node */
+  const perDeveloper = new Map<string, number>();
   /** app → open streams of it on this node */
   const localApps = new Map<string, number>();
   /** app → until when a write of it is fed (Date.now() ms): after a local stream closed, or announced by another node */
@@ -338,6 +340,7 @@ export function createRealtimeHub(core: Core) {
     if (!set) byTenant.set(key, (set = new Set()));
     set.add(s);
     perIp.set(s.ip, (perIp.get(s.ip) ?? 0) + 1);
+    if (s.developerId !== undefined) perDeveloper.set(s.developerId, (perDeveloper.get(s.developerId) ?? 0) + 1);
     localApps.set(s.appId, (localApps.get(s.appId) ?? 0) + 1);
   }
 
@@ -399,6 +402,11 @@ export function createRealtimeHub(core: Core) {
     const ip = (perIp.get(s.ip) ?? 1) - 1;
     if (ip <= 0) perIp.delete(s.ip);
     else perIp.set(s.ip, ip);
+    if (s.developerId !== undefined) {
+      const views = (perDeveloper.get(s.developerId) ?? 1) - 1;
+      if (views <= 0) perDeveloper.delete(s.developerId);
+      else perDeveloper.set(s.developerId, views);
+    }
     const apps = (localApps.get(s.appId) ?? 1) - 1;
     if (apps <= 0) {
       localApps.delete(s.appId);
@@ -440,14 +448,26 @@ export function createRealtimeHub(core: Core) {
     }
   }
 
-  async function sessionAlive(s: Stream, sid: string, now: number): Promise<boolean> {
+  /** Why the streams of this check must end now, or undefined while they may go on. */
+  async function endedWhy(s: Stream, now: number): Promise<{ reason: string; message: string } | undefined> {
     if (s.developerId !== undefined) {
-      const developer = await core.db.developers.findBySession(sid, now);
-      return developer?.id === s.developerId && (await core.db.apps.findById(s.appId))?.ownerId === s.developerId;
+      const developer = await core.db.developers.findBySession(s.sessionId, now);
+      if (developer?.id !== s.developerId || (await core.db.apps.findById(s.appId))?.ownerId !== s.developerId) {
+        return { reason: "session_ended", message: "Your developer session has ended, or this app is no longer yours. Sign in again." };
+      }
+      if (!(await core.db.tenants.findById(s.appId, s.tenantId))) return { reason: "tenant_deleted", message: "This tenant was deleted: it has no records left to watch." };
+      return undefined;
     }
-    const state = await core.db.sessions.state(sid, now);
-    return !!state && state.endedAt === null && state.expiresAt > now && state.tenantId === s.tenantId;
+    const state = await core.db.sessions.state(s.sessionId, now);
+    return state && state.endedAt === null && state.expiresAt > now && state.tenantId === s.tenantId ? undefined : { reason: "session_ended", message: "This session has ended (signed out, password reset or account deleted). Sign in again." };
   }
+
+  /**
+   * The streams one check answers for: a tenant session's (one tenant of one app), or a
+   * developer session's view of one tenant, since one developer session watches any of its
+   * apps and each may change hands on its own.
+   */
+  const checkKey = (s: Stream) => (s.developerId === undefined ? s.sessionId : `${s.sessionId}\u0000${tenantKey(s.appId, s.tenantId)}`);
 
   let checking = false;
   /** Ends, within a tick, every stream whose session ended (logout, password reset, deletion, refresh-token reuse), on whichever node ended it. */
@@ -456,17 +476,16 @@ export function createRealtimeHub(core: Core) {
     checking = true;
     try {
       const now = core.clock();
-      const bySession = new Map<string, Stream[]>();
+      const groups = new Map<string, Stream[]>();
       for (const s of streams.values()) {
-        const list = bySession.get(s.sessionId);
+        const key = checkKey(s);
+        const list = groups.get(key);
         if (list) list.push(s);
-        else bySession.set(s.sessionId, [s]);
+        else groups.set(key, [s]);
       }
-      for (const [sid, list] of bySession) {
-        if (!(await sessionAlive(list[0]!, sid, now))) {
-          const message = list[0]!.developerId === undefined ? "This session has ended (signed out, password reset or account deleted). Sign in again." : "Your developer session has ended, or this app is no longer yours. Sign in again.";
-          for (const s of list) s.end(`event: ended\ndata: ${JSON.stringify({ reason: "session_ended", message })}\n\n`);
-        }
+      for (const list of groups.values()) {
+        const why = await endedWhy(list[0]!, now);
+        if (why) for (const s of list) s.end(`event: ended\ndata: ${JSON.stringify(why)}\n\n`);
       }
     } catch (e) {
       core.log.warn("realtime: checking the sessions of open streams failed", { error: e });
@@ -605,6 +624,11 @@ export function createRealtimeHub(core: Core) {
       for (const s of byTenant.get(tenantKey(owner.appId, owner.tenantId)) ?? []) if (!s.closed && s.developerId === undefined) tenantCount++;
       if (owner.developerId === undefined && tenantCount >= cfg.maxConnectionsPerTenant) {
         return { limit: `This account already has ${tenantCount} realtime streams open here, the most it may (realtime.maxConnectionsPerTenant): share one stream between subscriptions, or close one.` };
+      }
+      // A developer's views are not the tenant's to count, but are bounded all the same: as many as a tenant's streams.
+      const views = owner.developerId === undefined ? 0 : (perDeveloper.get(owner.developerId) ?? 0);
+      if (views >= cfg.maxConnectionsPerTenant) {
+        return { limit: `You already have ${views} live views open here, the most a developer may (realtime.maxConnectionsPerTenant): close one (a records page in another tab).` };
       }
       if ((perIp.get(owner.ip) ?? 0) >= cfg.maxConnectionsPerIp) {
         return { limit: `This address already has ${perIp.get(owner.ip)} realtime streams open here, the most it may (realtime.maxConnectionsPerIp).` };
