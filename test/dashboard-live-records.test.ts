@@ -67,4 +67,15 @@ describe("dashboard: the records browser is live", { timeout: 120_000 }, () => {
     await waitFor(d, () => document.querySelector("[data-testid=live]")?.textContent === "Not live: reload the page to retry");
     expect(d.errors).toEqual([]);
   });
+
+  it("keeps a collection name from the address inside the records path: a crafted one reaches no other admin route", async () => {
+    const d = await openDashboard();
+    const tenant = await signupTenant(d.t);
+    const asked: string[] = [];
+    d.page.on("request", (r) => asked.push(new URL(r.url()).pathname));
+    await d.go(`/apps/${d.t.app.id}/tenants/${tenant.id}/records/..%2F..%2F..%2Forgs`);
+    await d.seeText("is not valid");
+    expect(asked.some((p) => p.includes(`/records/..%2F..%2F..%2Forgs`))).toBe(true);
+    expect(asked.filter((p) => /\/orgs(\/|$)/.test(p))).toEqual([]);
+  });
 });

@@ -94,7 +94,7 @@ export function RecordsPage({ app, tenantId, collection }) {
     setFilter(query.filter);
     setSort(query.sort);
   }, [query.filter, query.sort]);
-  const base = `admin/apps/${app.id}/tenants/${encodeURIComponent(tenantId)}/records/${collection}`;
+  const base = `admin/apps/${app.id}/tenants/${encodeURIComponent(tenantId)}/records/${encodeURIComponent(collection)}`;
   const state = useLoad(() => api("GET", `${base}${qs({ filter: query.filter, sort: query.sort, limit: LIMIT, offset: query.offset })}`), [base, query], base);
   const live = useLiveRecords(base, query, state.data, state.reload, !state.error);
   const [notice, setNotice] = useState(null);
