@@ -640,6 +640,19 @@ export interface SignInRepository {
   keepAnonymous(appId: string, tenantId: string): Promise<boolean>;
   /** The app's anonymous tenants made, signed in and refreshed last before `idleBefore`, oldest first. */
   idleAnonymous(appId: string, idleBefore: number, limit: number): Promise<string[]>;
+  /**
+   * A passkey sign-in's writes, at once: the passkey's counter moves from `use.oldCounter` to
+   * `use.newCounter` ("counter" when another use moved it first: nothing written), then the
+   * session starts unless sign-in is turned off for the tenant ("disabled": the counter moved).
+   */
+  passkeySession(use: PasskeyUse, tenantId: string, appId: string, session: NewSession): Promise<"started" | "counter" | "disabled">;
+}
+
+export interface PasskeyUse {
+  passkeyId: string;
+  oldCounter: number;
+  newCounter: number;
+  at: number;
 }
 
 /** Organizations, their members and invites (src/orgs). Every call names the app. */
