@@ -1,7 +1,8 @@
 // Counts what one tenantd request costs PostgreSQL in messages, not time (the machine the
 // bench runs on is shared): a TCP proxy between tenantd and PostgreSQL reads the frontend
-// protocol and counts statements (Execute and simple Query messages) and round trips (each
-// Sync or simple Query waits for the server's ReadyForQuery). Run on a built dist/:
+// protocol and counts statements (Execute and simple Query messages) and round trips (a Sync
+// or simple Query sent while no earlier one awaits its ReadyForQuery: pipelined statements
+// share a round trip). Run on a built dist/:
 //   node bench/pg-wire-count.mjs [sign-ins=200] [--cpu-prof-dir=dir]
 // prints, per passkey sign-in (options + sign-in) and per password login, the round trips,
 // the statements and the statements' text with their counts.
@@ -24,7 +25,7 @@ let counting = false;
 const tally = { trips: 0, statements: 0, texts: new Map() };
 
 /** Frontend messages after the startup packet: a type byte and a length that counts itself. */
-function frontendReader() {
+function frontendReader(link) {
   let buf = Buffer.alloc(0);
   let started = false;
   const names = new Map(); // prepared statement name → text
@@ -64,7 +65,24 @@ function frontendReader() {
         const key = String(text).replace(/\s+/g, " ").slice(0, 150);
         tally.texts.set(key, (tally.texts.get(key) ?? 0) + 1);
       }
-      if (type === "S" || type === "Q") tally.trips++;
+      if (type === "S" || type === "Q") {
+        if (link.outstanding === 0) tally.trips++;
+        link.outstanding++;
+      }
+    }
+  };
+}
+
+/** Backend messages: counts the ReadyForQuery answers. */
+function backendReader(link) {
+  let buf = Buffer.alloc(0);
+  return (chunk) => {
+    buf = Buffer.concat([buf, chunk]);
+    while (buf.length >= 5) {
+      const len = buf.readInt32BE(1);
+      if (buf.length < len + 1) return;
+      if (buf[0] === 0x5a && link.outstanding > 0) link.outstanding--;
+      buf = buf.subarray(len + 1);
     }
   };
 }
@@ -74,12 +92,17 @@ async function proxy(target) {
   const host = target.hostname;
   const server = createServer((client) => {
     const upstream = connect(port, host);
-    const read = frontendReader();
+    const link = { outstanding: 0 };
+    const read = frontendReader(link);
+    const answer = backendReader(link);
     client.on("data", (d) => {
       read(d);
       upstream.write(d);
     });
-    upstream.on("data", (d) => client.write(d));
+    upstream.on("data", (d) => {
+      answer(d);
+      client.write(d);
+    });
     client.on("error", () => upstream.destroy());
     upstream.on("error", () => client.destroy());
     client.on("close", () => upstream.end());
