@@ -583,6 +583,8 @@ export interface MfaRepository {
   peekChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
   /** Uses a challenge once: of two concurrent uses, one gets it. */
   consumeChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
+  /** consumeChallenge, and (when it is used) the app's passkey of this credential id, read with it. */
+  consumePasskeyChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number, credentialId: string): Promise<{ outcome: ChallengeOutcome; passkey?: PasskeyRow }>;
   /** Counts a wrong answer to a challenge; returns the attempts so far. */
   failChallenge(hash: string): Promise<number>;
   purgeChallenges(before: number): Promise<number>;

@@ -5,7 +5,7 @@ import type { AppRow, AuthChallengeKind, PasskeyRow } from "../../db/types.ts";
 import { fail } from "../../errors.ts";
 import { parseInput } from "../../http/body.ts";
 import { relyingParty } from "./relying-party.ts";
-import { consumeChallenge, signedChallenge } from "./challenges.ts";
+import { consumePasskeyChallenge, signedChallenge } from "./challenges.ts";
 import { checkSignature } from "./assertion.ts";
 
 const b64url = v.pipe(v.string(), v.maxLength(16_384), v.regex(/^[A-Za-z0-9_-]*$/, "must be base64url"));
@@ -31,8 +31,7 @@ export async function checkAssertion(core: Core, app: AppRow, raw: unknown, kind
   const rp = relyingParty(app);
   const response = parseInput(AssertionSchema, raw, "passkey") as AuthenticationResponseJSON;
   const challenge = signedChallenge(response.response.clientDataJSON);
-  const issued = await consumeChallenge(core, app, kind, challenge);
-  const passkey = await core.db.mfa.passkeyByCredential(app.id, response.id);
+  const { issued, passkey } = await consumePasskeyChallenge(core, app, kind, challenge, response.id);
   if (!passkey) throw fail("invalid_credentials", "This passkey is not registered with this app.");
   const owner = tenantId ?? issued.tenantId;
   if ((owner && passkey.tenantId !== owner) || (issued.tenantId && issued.tenantId !== passkey.tenantId)) {
