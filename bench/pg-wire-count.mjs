@@ -8,8 +8,7 @@
 // the statements and the statements' text with their counts.
 import { createServer, connect } from "node:net";
 import { Session } from "node:inspector/promises";
-import { writeFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createJiti } from "jiti";
@@ -119,7 +118,8 @@ step("postgres started");
 const url = new URL(pg.url);
 const server = await proxy(url);
 url.host = `127.0.0.1:${server.address().port}`;
-const backend = await createTenantBackend({ dataDir: mkdtempSync(join(tmpdir(), "tenantd-pgwire-")), database: { url: url.href }, logger: "error", rateLimit: false });
+const dataDir = mkdtempSync(join(tmpdir(), "tenantd-pgwire-"));
+const backend = await createTenantBackend({ dataDir, database: { url: url.href }, logger: "error", rateLimit: false });
 step("tenantd opened");
 try {
   const app = backend.defaultApp;
@@ -167,7 +167,7 @@ try {
       writeFileSync(join(profDir, `${label}.cpuprofile`), JSON.stringify(profile));
       session.disconnect();
     }
-    console.log(`${label}: ${(tally.trips / n).toFixed(2)} round trips, ${(tally.statements / n).toFixed(2)} statements, ${Math.round((used.user + used.system) / n)} µs of tenantd CPU (process, incl. the software authenticator) per operation`);
+    console.log(`${label}: ${(tally.trips / n).toFixed(2)} round trips, ${(tally.statements / n).toFixed(2)} statements, ${Math.round((used.user + used.system) / n)} µs of this process's CPU (tenantd, the proxy and the software authenticator: a rough figure) per operation`);
     for (const [text, count] of [...tally.texts].sort((a, b) => b[1] - a[1])) console.log(`  ${(count / n).toFixed(2)}  ${text}`);
   };
   await measure("passkey-sign-in", passkeySignIn, N);
@@ -176,4 +176,5 @@ try {
   await backend.close();
   server.close();
   await pg.stop();
+  rmSync(dataDir, { recursive: true, force: true });
 }
