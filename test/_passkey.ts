@@ -46,7 +46,10 @@ export interface Ceremony {
   credential?: SoftCredential;
 }
 
-export function softAuthenticator(origin: string) {
+/** ES256 on P-256, what platform authenticators make; Ed25519 (EdDSA) as some security keys do. */
+export type SoftKeyType = "es256" | "ed25519";
+
+export function softAuthenticator(origin: string, keyType: SoftKeyType = "es256") {
   const credentials: SoftCredential[] = [];
   const flags = (uv: boolean, attested: boolean) => 0x01 | (uv ? 0x04 : 0) | (attested ? 0x40 : 0);
 
@@ -54,9 +57,12 @@ export function softAuthenticator(origin: string) {
     credentials,
     /** Answers `navigator.credentials.create()` options. */
     create(options: { challenge: string; rp: { id: string }; user: { id: string } }, c: Ceremony = {}) {
-      const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+      const { privateKey, publicKey } = keyType === "ed25519" ? generateKeyPairSync("ed25519") : generateKeyPairSync("ec", { namedCurve: "P-256" });
       const jwk = publicKey.export({ format: "jwk" });
-      const cose = cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, "base64url")], [-3, Buffer.from(jwk.y!, "base64url")]]));
+      const cose =
+        keyType === "ed25519"
+          ? cbor(new Map<Cbor, Cbor>([[1, 1], [3, -8], [-1, 6], [-2, Buffer.from(jwk.x!, "base64url")]]))
+          : cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, "base64url")], [-3, Buffer.from(jwk.y!, "base64url")]]));
       const cred: SoftCredential = { id: randomBytes(16), key: privateKey, userHandle: options.user.id, counter: 0 };
       const idLen = Buffer.alloc(2);
       idLen.writeUInt16BE(cred.id.length);
@@ -81,7 +87,7 @@ export function softAuthenticator(origin: string) {
       counter.writeUInt32BE(cred.counter);
       const authData = Buffer.concat([sha256(c.rpId ?? options.rpId!), Buffer.from([flags(c.uv ?? true, false)]), counter]);
       const clientData = JSON.stringify({ type: "webauthn.get", challenge: options.challenge, origin: c.origin ?? origin, crossOrigin: false });
-      const signature = sign("sha256", Buffer.concat([authData, sha256(clientData)]), cred.key);
+      const signature = sign(cred.key.asymmetricKeyType === "ed25519" ? null : "sha256", Buffer.concat([authData, sha256(clientData)]), cred.key);
       return {
         id: b64(cred.id),
         rawId: b64(cred.id),

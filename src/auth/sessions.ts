@@ -46,13 +46,15 @@ export function tokenPairJson(pair: TokenPair): string {
   return `{"accessToken":"${pair.accessToken}","refreshToken":${jsonString(pair.refreshToken)},"expiresIn":${pair.expiresIn},"refreshExpiresIn":${pair.refreshExpiresIn}}`;
 }
 
+export const signInDisabled = () => fail("forbidden", "Sign-in is turned off for this account by the app's administrator. Contact the app's support.");
+
 /**
  * Starts a new session for an existing tenant (family join; sign-ins go through
  * sign-in-finish.ts). `authMethods` says how it signed in ("password+totp"), for step-up.
  */
 export async function startSession(core: Core, tenant: TenantRow, authMethods?: string): Promise<TokenPair> {
   // Every sign-in path passes here, after its credentials checked out (so this says nothing to a guesser).
-  if ((await core.db.admin.signInDisabledAt(tenant.id)) !== null) throw fail("forbidden", "Sign-in is turned off for this account by the app's administrator. Contact the app's support.");
+  if ((await core.db.admin.signInDisabledAt(tenant.id)) !== null) throw signInDisabled();
   const { session, refreshToken } = newSession(core.clock(), authMethods);
   await core.db.sessions.create(tenant.id, tenant.appId, session);
   return tokenPair(core, tenant, session.id, refreshToken);

@@ -16,7 +16,9 @@ export type SignInOutcome = { tenant: TenantRow; method: string } & ({ tokens: T
  * of an app with `settings.auth.requireMfa`, gets a short-lived single-use MFA ticket in
  * place of tokens. `firstFactor` names the method ("password", "oauth:github", "passkey") and
  * is recorded on the session for step-up. A passkey checked with user verification is two
- * factors already (the device and its PIN or biometric): `strong` skips the ticket.
+ * factors already (the device and its PIN or biometric): `strong` skips the ticket. A passkey
+ * sign-in does what `strong` does in its own code, to write its session with its counter
+ * (passkeys/service.ts).
  */
 export async function finishSignIn(core: Core, app: AppRow, tenant: TenantRow, firstFactor: string, strong = false): Promise<SignInOutcome> {
   // One read decides for most sign-ins (no TOTP, MFA not required); the rest list the factors.

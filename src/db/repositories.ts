@@ -587,6 +587,8 @@ export interface MfaRepository {
   peekChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
   /** Uses a challenge once: of two concurrent uses, one gets it. */
   consumeChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number): Promise<ChallengeOutcome>;
+  /** consumeChallenge, and (when it is used) the app's passkey of this credential id, read with it. */
+  consumePasskeyChallenge(hash: string, appId: string, kind: AuthChallengeKind, now: number, credentialId: string): Promise<{ outcome: ChallengeOutcome; passkey?: PasskeyRow }>;
   /** Counts a wrong answer to a challenge; returns the attempts so far. */
   failChallenge(hash: string): Promise<number>;
   purgeChallenges(before: number): Promise<number>;
@@ -644,6 +646,19 @@ export interface SignInRepository {
   keepAnonymous(appId: string, tenantId: string): Promise<boolean>;
   /** The app's anonymous tenants made, signed in and refreshed last before `idleBefore`, oldest first. */
   idleAnonymous(appId: string, idleBefore: number, limit: number): Promise<string[]>;
+  /**
+   * A passkey sign-in's writes, at once: the passkey's counter moves from `use.oldCounter` to
+   * `use.newCounter` ("counter" when another use moved it first: nothing written), then the
+   * session starts unless sign-in is turned off for the tenant ("disabled": the counter moved).
+   */
+  passkeySession(use: PasskeyUse, tenantId: string, appId: string, session: NewSession): Promise<"started" | "counter" | "disabled">;
+}
+
+export interface PasskeyUse {
+  passkeyId: string;
+  oldCounter: number;
+  newCounter: number;
+  at: number;
 }
 
 /** Organizations, their members and invites (src/orgs). Every call names the app. */

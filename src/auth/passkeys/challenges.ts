@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Core } from "../../core.ts";
-import type { AppRow, AuthChallengeKind, AuthChallengeRow } from "../../db/types.ts";
+import type { AppRow, AuthChallengeKind, AuthChallengeRow, ChallengeOutcome } from "../../db/types.ts";
 import { hashToken } from "../../crypto/random.ts";
 import { fail } from "../../errors.ts";
 
@@ -30,7 +30,16 @@ export function signedChallenge(clientDataJSON: string): string {
  * whether that ceremony then succeeds or not. Another app's or another ceremony's challenge is unknown here.
  */
 export async function consumeChallenge(core: Core, app: AppRow, kind: AuthChallengeKind, challenge: string): Promise<AuthChallengeRow> {
-  const outcome = await core.db.mfa.consumeChallenge(hashToken(challenge), app.id, kind, core.clock());
+  return usedOrRefused(await core.db.mfa.consumeChallenge(hashToken(challenge), app.id, kind, core.clock()));
+}
+
+/** consumeChallenge, with the app's passkey of `credentialId` read in the same step (undefined: none). */
+export async function consumePasskeyChallenge(core: Core, app: AppRow, kind: AuthChallengeKind, challenge: string, credentialId: string) {
+  const { outcome, passkey } = await core.db.mfa.consumePasskeyChallenge(hashToken(challenge), app.id, kind, core.clock(), credentialId);
+  return { issued: usedOrRefused(outcome), passkey };
+}
+
+function usedOrRefused(outcome: ChallengeOutcome): AuthChallengeRow {
   if (outcome.ok) return outcome.row;
   const why = {
     unknown: "This passkey challenge is not one this app issued for this step.",

@@ -1,11 +1,12 @@
 import * as v from "valibot";
-import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from "@simplewebauthn/server";
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import type { Core } from "../../core.ts";
 import type { AppRow, AuthChallengeKind, PasskeyRow } from "../../db/types.ts";
 import { fail } from "../../errors.ts";
 import { parseInput } from "../../http/body.ts";
 import { relyingParty } from "./relying-party.ts";
-import { consumeChallenge, signedChallenge } from "./challenges.ts";
+import { consumePasskeyChallenge, signedChallenge } from "./challenges.ts";
+import { checkSignature } from "./assertion.ts";
 
 const b64url = v.pipe(v.string(), v.maxLength(16_384), v.regex(/^[A-Za-z0-9_-]*$/, "must be base64url"));
 
@@ -23,14 +24,14 @@ export const AssertionSchema = v.object({
  * Checks a passkey assertion: the challenge (this app's, this step's, unused, unexpired),
  * the credential (registered in this app, the bound tenant's when the challenge names one),
  * origin and RP id, the signature, user verification, and a signature counter that moved
- * forward. Returns the passkey that signed.
+ * forward. Returns the passkey that signed and its new counter, which the caller stores
+ * (compare-and-set against `passkey.counter`) before it trusts the assertion.
  */
-export async function verifyAssertion(core: Core, app: AppRow, raw: unknown, kind: AuthChallengeKind, tenantId?: string): Promise<PasskeyRow> {
+export async function checkAssertion(core: Core, app: AppRow, raw: unknown, kind: AuthChallengeKind, tenantId?: string): Promise<{ passkey: PasskeyRow; newCounter: number }> {
   const rp = relyingParty(app);
   const response = parseInput(AssertionSchema, raw, "passkey") as AuthenticationResponseJSON;
   const challenge = signedChallenge(response.response.clientDataJSON);
-  const issued = await consumeChallenge(core, app, kind, challenge);
-  const passkey = await core.db.mfa.passkeyByCredential(app.id, response.id);
+  const { issued, passkey } = await consumePasskeyChallenge(core, app, kind, challenge, response.id);
   if (!passkey) throw fail("invalid_credentials", "This passkey is not registered with this app.");
   const owner = tenantId ?? issued.tenantId;
   if ((owner && passkey.tenantId !== owner) || (issued.tenantId && issued.tenantId !== passkey.tenantId)) {
@@ -38,26 +39,23 @@ export async function verifyAssertion(core: Core, app: AppRow, raw: unknown, kin
   }
   let info: { newCounter: number };
   try {
-    const result = await verifyAuthenticationResponse({
-      response,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origins,
-      expectedRPID: rp.id,
-      credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, "base64url"), counter: passkey.counter },
-      requireUserVerification: true,
-    });
-    if (!result.verified) throw new Error("the signature does not verify");
-    info = result.authenticationInfo;
+    info = await checkSignature({ response, expectedChallenge: challenge, rp, publicKey: passkey.publicKey, counter: passkey.counter });
   } catch (e) {
     const message = (e as Error).message;
     if (/counter/i.test(message)) throw counterWentBack();
     throw fail("invalid_credentials", `The passkey response was refused: ${message.slice(0, 200)}`);
   }
-  if (!(await core.db.mfa.usePasskey(passkey.id, passkey.counter, info.newCounter, core.clock()))) throw counterWentBack();
+  return { passkey, newCounter: info.newCounter };
+}
+
+/** checkAssertion, and the new counter stored: the passkey that signed. */
+export async function verifyAssertion(core: Core, app: AppRow, raw: unknown, kind: AuthChallengeKind, tenantId?: string): Promise<PasskeyRow> {
+  const { passkey, newCounter } = await checkAssertion(core, app, raw, kind, tenantId);
+  if (!(await core.db.mfa.usePasskey(passkey.id, passkey.counter, newCounter, core.clock()))) throw counterWentBack();
   return passkey;
 }
 
-const counterWentBack = () =>
+export const counterWentBack = () =>
   fail("invalid_credentials", "This passkey's signature counter did not move forward: the passkey may have been copied. Sign in another way, remove it and register it again.");
 
 /** A passkey as the answer of a second-factor or re-authentication step, bound to its tenant. */

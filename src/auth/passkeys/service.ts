@@ -11,9 +11,10 @@ import { parseInput } from "../../http/body.ts";
 import { isUniqueViolation } from "../../db/shared.ts";
 import { relyingParty } from "./relying-party.ts";
 import { consumeChallenge, newChallenge, PASSKEY_CHALLENGE_TTL_SECONDS, signedChallenge } from "./challenges.ts";
-import { verifyAssertion } from "./proof.ts";
+import { checkAssertion, counterWentBack } from "./proof.ts";
 import { securityEvent } from "../security-events.ts";
-import { finishSignIn } from "../sign-in-finish.ts";
+import type { SignInOutcome } from "../sign-in-finish.ts";
+import { newSession, signInDisabled, tokenPair } from "../sessions.ts";
 import { readTicket } from "../mfa/ticket.ts";
 
 /** Passkeys one tenant may hold: enough for every device, bounded for the options list. */
@@ -152,10 +153,18 @@ export async function authenticationOptions(core: Core, app: AppRow, input: Opti
   return generateAuthenticationOptions({ rpID: rp.id, challenge: Buffer.from(challenge, "base64url"), timeout, userVerification: "required", allowCredentials: allow });
 }
 
-/** Signs in with a passkey (first factor; user verification makes it two factors, so no MFA ticket). */
-export async function passkeySignIn(core: Core, app: AppRow, raw: unknown) {
-  const passkey = await verifyAssertion(core, app, raw, "passkey_sign_in");
+/**
+ * Signs in with a passkey (first factor; user verification makes it two factors, so no MFA
+ * ticket: finishSignIn's `strong`). The counter and the session are written together.
+ */
+export async function passkeySignIn(core: Core, app: AppRow, raw: unknown): Promise<SignInOutcome> {
+  const { passkey, newCounter } = await checkAssertion(core, app, raw, "passkey_sign_in");
   const tenant = await core.db.tenants.findById(app.id, passkey.tenantId);
   if (!tenant) throw fail("invalid_credentials", "This passkey's account no longer exists.");
-  return finishSignIn(core, app, tenant, "passkey", true);
+  const { session, refreshToken } = newSession(core.clock(), "passkey");
+  const use = { passkeyId: passkey.id, oldCounter: passkey.counter, newCounter, at: session.createdAt };
+  const outcome = await core.db.signIn.passkeySession(use, tenant.id, app.id, session);
+  if (outcome === "counter") throw counterWentBack();
+  if (outcome === "disabled") throw signInDisabled();
+  return { tenant, method: "passkey", tokens: await tokenPair(core, tenant, session.id, refreshToken) };
 }

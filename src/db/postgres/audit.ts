@@ -5,26 +5,50 @@ import { AUDIT_GENESIS } from "../shared.ts";
 
 const COLUMNS = "app_id, seq, id, at, actor_type, actor_id, action, tenant_id, target, ip, client, request_id, details, prev_hash, hash";
 
+/**
+ * Pipelined statements of one connection, awaited together: every one has answered before
+ * this returns or throws (the first failure), so none is still in flight on the connection.
+ */
+async function settled<T extends readonly unknown[]>(queries: readonly [...{ [K in keyof T]: PromiseLike<T[K]> }]): Promise<T> {
+  const results = await Promise.allSettled(queries);
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
 export function createPgAuditRepo(sql: PgSql): AuditRepository {
   return {
     async append(entry, seal) {
       // The head row's lock serializes appends to one app across every node; other apps' go on.
-      // It is held for two round trips: the locking read, then the entry and the new head in
-      // one statement (the app's first entry makes the head row first).
-      return sql.begin(async (tx) => {
+      // Two round trips on a connection of its own: BEGIN goes out with the locking read, the
+      // entry and the new head (one statement) with COMMIT, so the lock is held across one
+      // round trip (every sign-in appends one: bench/NOTES.md). The app's first entry makes
+      // the head row first.
+      const tx = await sql.reserve();
+      try {
         const lockHead = () => tx<{ seq: number; hash: string }[]>`SELECT seq, hash FROM audit_heads WHERE app_id = ${entry.appId} FOR UPDATE`;
-        let [head] = await lockHead();
+        let [, [head]] = await settled([tx`BEGIN`, lockHead()]);
         if (!head) {
           await tx`INSERT INTO audit_heads (app_id, seq, hash, pruned_seq, pruned_hash) VALUES (${entry.appId}, 0, ${AUDIT_GENESIS}, 0, ${AUDIT_GENESIS}) ON CONFLICT (app_id) DO NOTHING`;
           [head] = await lockHead();
         }
         const unsealed = { ...entry, seq: head!.seq + 1, prevHash: head!.hash };
         const row: AuditEntryRow = { ...unsealed, hash: seal(unsealed) };
-        await tx`WITH added AS (INSERT INTO audit_log (${tx.unsafe(COLUMNS)}) VALUES (${row.appId}, ${row.seq}, ${row.id}, ${row.at}, ${row.actorType}, ${row.actorId}, ${row.action},
-          ${row.tenantId}, ${row.target}, ${row.ip}, ${row.client}, ${row.requestId}, ${row.details}, ${row.prevHash}, ${row.hash}))
-          UPDATE audit_heads SET seq = ${row.seq}, hash = ${row.hash} WHERE app_id = ${row.appId}`;
+        await settled([
+          tx`WITH added AS (INSERT INTO audit_log (${tx.unsafe(COLUMNS)}) VALUES (${row.appId}, ${row.seq}, ${row.id}, ${row.at}, ${row.actorType}, ${row.actorId}, ${row.action},
+            ${row.tenantId}, ${row.target}, ${row.ip}, ${row.client}, ${row.requestId}, ${row.details}, ${row.prevHash}, ${row.hash}))
+            UPDATE audit_heads SET seq = ${row.seq}, hash = ${row.hash} WHERE app_id = ${row.appId}`,
+          // After a failed statement PostgreSQL answers COMMIT by rolling back.
+          tx`COMMIT`,
+        ]);
         return row;
-      });
+      } catch (e) {
+        // Nothing is left open on the connection when it goes back to the pool.
+        await tx`ROLLBACK`.catch(() => {});
+        throw e;
+      } finally {
+        tx.release();
+      }
     },
     async list(appId, f) {
       const on = (cond: boolean, fragment: () => ReturnType<PgSql>) => (cond ? fragment() : sql``);

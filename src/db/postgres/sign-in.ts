@@ -1,5 +1,5 @@
 import type { PgSql, PgTx } from "./connection.ts";
-import type { SignInRepository } from "../repositories.ts";
+import type { PasskeyUse, SignInRepository } from "../repositories.ts";
 import type { EmailSignInOutcome } from "../types.ts";
 import { link } from "./oauth.ts";
 
@@ -85,6 +85,26 @@ export function createPgSignInRepo(sql: PgSql): SignInRepository {
     },
     async keepAnonymous(appId, tenantId) {
       return (await sql`DELETE FROM anonymous_tenants WHERE app_id = ${appId} AND tenant_id = ${tenantId}`).count > 0;
+    },
+    async passkeySession(use: PasskeyUse, tenantId, appId, s) {
+      // One autocommitted statement where it was three (counter, sign-in block, session):
+      // a passkey sign-in's round trips are most of its cost here (bench/NOTES.md). The
+      // counter's compare-and-set is what makes two uses of one assertion take turns.
+      const [row] = await sql<{ used: boolean; disabledAt: number | null }[]>`
+        WITH used AS (
+          UPDATE passkeys SET counter = ${use.newCounter}, last_used_at = ${use.at} WHERE id = ${use.passkeyId} AND counter = ${use.oldCounter} RETURNING id
+        ), block AS (
+          SELECT disabled_at FROM tenant_sign_in_blocks WHERE tenant_id = ${tenantId}
+        ), session AS (
+          INSERT INTO sessions (id, tenant_id, app_id, created_at, expires_at, auth_methods)
+          SELECT ${s.id}, ${tenantId}, ${appId}, ${s.createdAt}, ${s.expiresAt}, ${s.authMethods ?? null} FROM used WHERE NOT EXISTS (SELECT 1 FROM block)
+          RETURNING id
+        ), token AS (
+          INSERT INTO refresh_tokens (token_hash, session_id, created_at) SELECT ${s.refreshHash}, id, ${s.createdAt} FROM session
+        )
+        SELECT EXISTS (SELECT 1 FROM used) AS used, (SELECT disabled_at FROM block) AS disabled_at`;
+      if (!row!.used) return "counter";
+      return row!.disabledAt === null ? "started" : "disabled";
     },
     async idleAnonymous(appId, idleBefore, limit) {
       const rows = await sql<{ tenantId: string }[]>`SELECT a.tenant_id FROM anonymous_tenants a

@@ -92,6 +92,10 @@ export function createMfaRepo(db: SqliteDb): MfaRepository {
     createChallenge: async (r) => void q.insertChallenge.run(r.hash, r.appId, r.tenantId, r.kind, r.data, r.createdAt, r.expiresAt),
     peekChallenge: async (hash, appId, kind, now) => challengeOutcome(q.challenge.get(hash, appId, kind), now),
     consumeChallenge: async (hash, appId, kind, now) => consume.immediate(hash, appId, kind, now),
+    async consumePasskeyChallenge(hash, appId, kind, now, credentialId) {
+      const outcome = consume.immediate(hash, appId, kind, now);
+      return { outcome, passkey: outcome.ok ? q.passkeyByCredential.get(appId, credentialId) : undefined };
+    },
     failChallenge: async (hash) => q.failChallenge.get(hash) ?? 0,
     purgeChallenges: async (before) => q.purgeChallenges.run(before).changes,
 

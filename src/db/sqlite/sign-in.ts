@@ -1,7 +1,8 @@
 import type { SqliteDb } from "./connection.ts";
-import type { SignInRepository } from "../repositories.ts";
-import type { EmailSignInOutcome, EmailSignInRow, OAuthLink, TenantRow } from "../types.ts";
+import type { PasskeyUse, SignInRepository } from "../repositories.ts";
+import type { EmailSignInOutcome, EmailSignInRow, NewSession, OAuthLink, TenantRow } from "../types.ts";
 import { prepareLink } from "./oauth.ts";
+import { prepareSessionInsert } from "./sessions.ts";
 
 interface RawRequest {
   id: string;
@@ -43,6 +44,8 @@ export function createSignInRepo(db: SqliteDb): SignInRepository {
          WHERE s.tenant_id = a.tenant_id AND (s.created_at >= @before OR r.created_at >= @before))
        ORDER BY a.created_at LIMIT @limit`,
     ).pluck(),
+    usePasskey: db.prepare<[number, number, string, number]>("UPDATE passkeys SET counter = ?, last_used_at = ? WHERE id = ? AND counter = ?"),
+    blocked: db.prepare<[string], number>("SELECT 1 FROM tenant_sign_in_blocks WHERE tenant_id = ?").pluck(),
   };
 
   const live = (row: RawRequest | undefined, now: number): EmailSignInOutcome | undefined => {
@@ -91,6 +94,14 @@ export function createSignInRepo(db: SqliteDb): SignInRepository {
     return true;
   });
 
+  const insertSession = prepareSessionInsert(db);
+  const passkeySession = db.transaction((use: PasskeyUse, tenantId: string, appId: string, session: NewSession) => {
+    if (q.usePasskey.run(use.newCounter, use.at, use.passkeyId, use.oldCounter).changes === 0) return "counter" as const;
+    if (q.blocked.get(tenantId) !== undefined) return "disabled" as const;
+    insertSession(tenantId, appId, session);
+    return "started" as const;
+  });
+
   return {
     async issueEmailSignIn(row, now) {
       issue.immediate(row, now);
@@ -118,6 +129,9 @@ export function createSignInRepo(db: SqliteDb): SignInRepository {
     },
     async idleAnonymous(appId, idleBefore, limit) {
       return q.idle.all({ app: appId, before: idleBefore, limit });
+    },
+    async passkeySession(use, tenantId, appId, session) {
+      return passkeySession.immediate(use, tenantId, appId, session);
     },
   };
 }
