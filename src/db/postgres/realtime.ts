@@ -1,6 +1,6 @@
 import type { PgSql, PgTx } from "./connection.ts";
 import type { RealtimeRepository } from "../repositories.ts";
-import type { NewRealtimeChange, RealtimeChangeRow, RealtimeTicketRow } from "../types.ts";
+import type { NewRealtimeChange, RealtimeChangeRow, RealtimeTicketRow, SessionState } from "../types.ts";
 import { FEED_LOCK } from "../shared.ts";
 import { CHANGES_CHANNEL } from "./changes.ts";
 
@@ -73,6 +73,9 @@ export function createPgRealtimeRepo(sql: PgSql): RealtimeRepository {
     },
     async interest(now) {
       return [...(await sql<{ appId: string; until: number }[]>`SELECT app_id, until FROM realtime_interest WHERE until > ${now}`)];
+    },
+    async sessionStates(ids) {
+      return [...(await sql<SessionState[]>`SELECT id, tenant_id, app_id, expires_at, ended_at FROM sessions WHERE id = ANY(${ids}::text[])`)];
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
 import type { RealtimeRepository } from "../repositories.ts";
-import type { NewRealtimeChange, RealtimeChangeRow, RealtimeTicketRow } from "../types.ts";
+import type { NewRealtimeChange, RealtimeChangeRow, RealtimeTicketRow, SessionState } from "../types.ts";
+import { sessionStates } from "./session-state-cache.ts";
 
 interface RawChange {
   seq: number;
@@ -38,6 +39,7 @@ export function changeAppender(db: SqliteDb) {
 
 export function createRealtimeRepo(db: SqliteDb): RealtimeRepository {
   const append = changeAppender(db);
+  const states = sessionStates(db);
   const q = {
     tail: db.prepare<[number, number], RawChange>(`SELECT ${COLUMNS} FROM realtime_changes WHERE seq > ? ORDER BY seq LIMIT ?`),
     changesOf: db.prepare<[string, string, number, number], RawChange>(`SELECT ${COLUMNS} FROM realtime_changes WHERE tenant_id = ? AND app_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
@@ -91,6 +93,9 @@ export function createRealtimeRepo(db: SqliteDb): RealtimeRepository {
     async announce() {},
     async interest() {
       return [];
+    },
+    async sessionStates(ids, now) {
+      return ids.map((id) => states.get(id, now)).filter((s): s is SessionState => s !== undefined);
     },
   };
 }
