@@ -19,6 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { Agent, request } from "node:http";
 
 const SUBSCRIBERS = Number(process.env.SUBSCRIBERS ?? 1000);
 const PER_TENANT = Number(process.env.PER_TENANT ?? 10);
@@ -31,6 +32,24 @@ const BUCKETS = 100;
 const PASSWORD = "correct horse battery";
 const self = new URL(import.meta.url).pathname;
 const load = () => Math.round(loadavg()[0] * 10) / 10;
+/**
+ * A JSON POST on a few kept-alive connections: fetch would open one per request in flight
+ * beside the 10,000 streams, and the server's 20,000 file descriptors would run out.
+ */
+const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+const post = (url, headers, body) =>
+  new Promise((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const req = request(url, { method: "POST", agent, headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) } }, (res) => {
+      let reply = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (reply += d));
+      res.on("end", () => resolve({ status: res.statusCode, text: async () => reply, json: async () => JSON.parse(reply) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(text);
+  });
 const rssOf = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))[1]) * 1024;
 
 if (process.argv[2] === "server") {
@@ -70,9 +89,8 @@ if (process.argv[2] === "server") {
   const received = []; // [subscriber, recordId] per event
   let opened = 0;
   let reconnects = 0;
+  const serverErrors = [];
   const streams = new Map(); // n → { abort, lastEventId }
-  const post = (url, headers, body) => fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
-
   async function stream(n, headers, url, lastEventId) {
     const bucket = n % BUCKETS;
     const node = n % urls.length;
@@ -121,7 +139,13 @@ if (process.argv[2] === "server") {
 
   async function start(n) {
     const url = urls[n % urls.length];
-    const res = await post(`${url}/api/v1/auth/login`, { "x-service-key": key }, { email: emails[Math.floor(n / PER_TENANT)], password: PASSWORD });
+    let res;
+    // A 500 is counted and tried again (PostgreSQL: postgres.js's UNSAFE_TRANSACTION under load, bench/NOTES.md).
+    for (let attempt = 0; ; attempt++) {
+      res = await post(`${url}/api/v1/auth/login`, { "x-service-key": key }, { email: emails[Math.floor(n / PER_TENANT)], password: PASSWORD });
+      if (res.status < 500 || attempt === 3) break;
+      serverErrors.push(`login: ${await res.text()}`);
+    }
     if (res.status !== 200) throw new Error(`login ${n}: ${res.status} ${await res.text()}`);
     const headers = { authorization: `Bearer ${(await res.json()).accessToken}`, "x-service-app": appId };
     return stream(n, headers, url, undefined);
@@ -143,7 +167,7 @@ if (process.argv[2] === "server") {
       }
     }
     if (m === "count") process.send({ count: received.length });
-    if (m === "results") process.send({ latency, received, reconnects, failures, rss: rssOf() });
+    if (m === "results") process.send({ latency, received, reconnects, failures, serverErrors, rss: rssOf() });
   });
 } else {
   const runLoad = [load()];
@@ -169,8 +193,8 @@ if (process.argv[2] === "server") {
   const rss = async () => Promise.all(servers.map((s) => ask(s.child, "rss")));
 
   const tenants = [];
-  const post = (url, headers, body) => fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) });
-  const tenantCount = Math.ceil(SUBSCRIBERS / PER_TENANT);
+  // SUBSCRIBERS=0 TENANTS=100: the same writes with no stream anywhere (realtime's write path idle).
+  const tenantCount = Math.max(Number(process.env.TENANTS ?? 1), Math.ceil(SUBSCRIBERS / PER_TENANT));
   for (let i = 0; i < tenantCount; i += 20) {
     await Promise.all(
       Array.from({ length: Math.min(20, tenantCount - i) }, async (_, j) => {
@@ -187,7 +211,7 @@ if (process.argv[2] === "server") {
   const clients = [];
   const share = Math.ceil(SUBSCRIBERS / CLIENTS);
   await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, c) => {
+    Array.from({ length: SUBSCRIBERS > 0 ? CLIENTS : 0 }, async (_, c) => {
       const child = fork(self, ["client"], { stdio: "inherit", env });
       clients.push(child);
       const from = c * share;
@@ -205,6 +229,7 @@ if (process.argv[2] === "server") {
 
   const writes = [];
   let writeFailures = 0;
+  const writeErrors = [];
   const started = Date.now();
   let sent = 0;
   let stormAt;
@@ -224,7 +249,10 @@ if (process.argv[2] === "server") {
           if (r.status !== 201) throw new Error(`${r.status} ${await r.text()}`);
           writes.push({ t, bucket, id: (await r.json()).record.id });
         })
-        .catch(() => writeFailures++)
+        .catch((e) => {
+          writeFailures++;
+          if (writeErrors.length < 3) writeErrors.push(String(e?.message ?? e).slice(0, 200));
+        })
         .finally(() => inFlight.delete(p));
       inFlight.add(p);
     }
@@ -256,7 +284,9 @@ if (process.argv[2] === "server") {
   const latency = { commit: [], sent: [], crossCommit: [] };
   const received = new Map();
   let reconnects = 0;
+  const serverErrors = [];
   for (const r of results) {
+    serverErrors.push(...r.serverErrors);
     for (const k of Object.keys(latency)) for (const v of r.latency[k]) latency[k].push(v);
     for (const [n, id] of r.received) received.set(`${n}:${id}`, (received.get(`${n}:${id}`) ?? 0) + 1);
     reconnects += r.reconnects;
@@ -288,6 +318,8 @@ if (process.argv[2] === "server") {
       openSeconds,
       writes: writes.length,
       writeFailures,
+      writeErrors: writeErrors.length ? writeErrors : undefined,
+      serverErrorsRetried: serverErrors.length ? { count: serverErrors.length, first: serverErrors[0].slice(0, 200) } : undefined,
       writesPerSecond: Math.round(writes.length / writeSeconds),
       storm: STORM ? { atMs: stormAt, reconnects } : undefined,
       events: received.size,

@@ -1,6 +1,6 @@
 import type { SqliteDb } from "./connection.ts";
 import type { RealtimeRepository } from "../repositories.ts";
-import type { NewRealtimeChange, RealtimeChangeRow, RealtimeTicketRow, SessionState } from "../types.ts";
+import type { NewRealtimeChange, RealtimeChangeRow, RealtimeTicketRow } from "../types.ts";
 import { sessionStates } from "./session-state-cache.ts";
 
 interface RawChange {
@@ -94,8 +94,11 @@ export function createRealtimeRepo(db: SqliteDb): RealtimeRepository {
     async interest() {
       return [];
     },
-    async sessionStates(ids, now) {
-      return ids.map((id) => states.get(id, now)).filter((s): s is SessionState => s !== undefined);
+    async endedSessions(sessions, now) {
+      return sessions.filter(({ id, tenantId }) => {
+        const s = states.get(id, now);
+        return !s || s.endedAt !== null || s.expiresAt <= now || s.tenantId !== tenantId;
+      }).map((s) => s.id);
     },
   };
 }
