@@ -69,7 +69,7 @@ if (process.argv[2] === "server") {
   server.keepAliveTimeout = 60_000;
   let maxRss = 0;
   setInterval(() => (maxRss = Math.max(maxRss, rssOf())), 500).unref();
-  server.listen(0, "127.0.0.1", () => process.send({ url: `http://127.0.0.1:${server.address().port}`, key: backend.defaultApp.publishableKey, appId: backend.defaultApp.id }));
+  server.listen(0, "127.0.0.1", () => process.send({ url: `http://127.0.0.1:${server.address().port}`, key: backend.defaultApp?.publishableKey, appId: backend.defaultApp?.id }));
   process.on("message", async (m) => {
     if (m === "rss") {
       const rss = rssOf();
@@ -89,52 +89,85 @@ if (process.argv[2] === "server") {
   const received = []; // [subscriber, recordId] per event
   let opened = 0;
   let reconnects = 0;
+  let resets = 0;
+  const refusals = {};
   const serverErrors = [];
   const streams = new Map(); // n → { abort, lastEventId }
+  /**
+   * One stream, as tenantd/client keeps it: reconnects with its last id after an end or a
+   * refusal (250 ms doubling to 10 s, at once after the storm's drop); only a stream that was
+   * never ready fails the run.
+   */
   async function stream(n, headers, url, lastEventId) {
     const bucket = n % BUCKETS;
     const node = n % urls.length;
-    const s = { abort: new AbortController(), lastEventId, storm: false };
-    streams.set(n, s);
-    const res = await fetch(`${url}/api/v1/realtime`, { headers: { ...headers, ...(lastEventId && { "last-event-id": lastEventId }) }, signal: s.abort.signal });
-    if (res.status !== 200) throw new Error(`stream ${n}: ${res.status} ${await res.text()}`);
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let at;
-        while ((at = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, at);
-          buffer = buffer.slice(at + 2);
-          const id = /^id: (.*)$/m.exec(block)?.[1];
-          if (id !== undefined) s.lastEventId = id;
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === "ready") {
-            const { stream: streamId, resumed } = JSON.parse(data);
-            const sub = await post(`${url}/api/v1/realtime/subscriptions`, headers, { stream: streamId, collection: "items", filter: { bucket } });
-            if (sub.status !== 201) throw new Error(`subscribe ${n}: ${sub.status} ${await sub.text()}`);
-            if (!resumed) opened++;
-          } else if (event === "created") {
-            const d = JSON.parse(data);
-            const now = Date.now();
-            latency.commit.push(now - Date.parse(d.record.createdAt));
-            latency.sent.push(now - d.record.data.sentAt);
-            if (d.record.data.node !== node) latency.crossCommit.push(now - Date.parse(d.record.createdAt));
-            received.push([n, d.id]);
-          } else if (event === "reset") throw new Error(`stream ${n}: reset ${data}`);
+    let everReady = false;
+    let retryMs = 250;
+    for (;;) {
+      const s = { abort: new AbortController(), lastEventId, storm: false };
+      streams.set(n, s);
+      try {
+        const res = await fetch(`${url}/api/v1/realtime`, { headers: { ...headers, ...(lastEventId && { "last-event-id": lastEventId }) }, signal: s.abort.signal });
+        if (res.status !== 200) {
+          refusals[res.status] = (refusals[res.status] ?? 0) + 1;
+          throw new Error(`stream ${n}: ${res.status} ${await res.text()}`);
+        }
+        const reader = res.body.getReader();
+        const decoder = new TextDecoder();
+        let buffer = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let at;
+          while ((at = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            const id = /^id: (.*)$/m.exec(block)?.[1];
+            if (id !== undefined) s.lastEventId = id;
+            const event = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (event === "ready") {
+              const { stream: streamId } = JSON.parse(data);
+              const sub = await post(`${url}/api/v1/realtime/subscriptions`, headers, { stream: streamId, collection: "items", filter: { bucket } });
+              if (sub.status !== 201) {
+                refusals[`subscribe ${sub.status}`] = (refusals[`subscribe ${sub.status}`] ?? 0) + 1;
+                throw new Error(`subscribe ${n}: ${sub.status} ${await sub.text()}`);
+              }
+              if (!everReady) opened++;
+              everReady = true;
+              s.ready = true;
+              retryMs = 250;
+            } else if (event === "created") {
+              const d = JSON.parse(data);
+              const now = Date.now();
+              latency.commit.push(now - Date.parse(d.record.createdAt));
+              latency.sent.push(now - d.record.data.sentAt);
+              if (d.record.data.node !== node) latency.crossCommit.push(now - Date.parse(d.record.createdAt));
+              received.push([n, d.id]);
+            } else if (event === "reset") {
+              resets++;
+            } else if (event === "dropped" || event === "ended" || event === "closing") {
+              refusals[`ended by ${event}`] = (refusals[`ended by ${event}`] ?? 0) + 1;
+            }
+          }
+        }
+      } catch (e) {
+        if (!everReady) throw e;
+        if (!s.storm) {
+          const k = `error ${String(e?.cause?.code ?? e?.code ?? e?.message ?? e).slice(0, 60)}`;
+          refusals[k] = (refusals[k] ?? 0) + 1;
         }
       }
-    } catch (e) {
-      if (!s.storm) throw e;
+      s.ready = false;
+      s.abort.abort();
+      lastEventId = s.lastEventId;
+      reconnects++;
+      if (!s.storm) {
+        await new Promise((r) => setTimeout(r, retryMs));
+        retryMs = Math.min(retryMs * 2, 10_000);
+      }
     }
-    // Ended by the server (dropped, closing) or by the storm: reconnect as EventSource does.
-    reconnects++;
-    return stream(n, headers, url, s.lastEventId);
   }
 
   async function start(n) {
@@ -167,7 +200,7 @@ if (process.argv[2] === "server") {
       }
     }
     if (m === "count") process.send({ count: received.length });
-    if (m === "results") process.send({ latency, received, reconnects, failures, serverErrors, rss: rssOf() });
+    if (m === "results") process.send({ latency, received, reconnects, resets, refusals, failures, serverErrors, readyAtEnd: [...streams.values()].filter((x) => x.ready).length, rss: rssOf() });
   });
 } else {
   const runLoad = [load()];
@@ -269,13 +302,13 @@ if (process.argv[2] === "server") {
     followers.set(k, [...(followers.get(k) ?? []), n]);
   }
   const matching = writes.reduce((sum, w) => sum + (followers.get(`${w.t}:${w.bucket}`)?.length ?? 0), 0);
-  // Events still on their way arrive late, not lost: wait until every one came, or none for 5 s.
+  // Events still on their way arrive late, not lost: wait until every one came, or none for 15 s (a reconnect backs off up to 10 s).
   let settled = 0;
   for (let last = -1, still = Date.now(); ; ) {
     const count = (await Promise.all(clients.map((c) => ask(c, "count")))).reduce((sum, r) => sum + r.count, 0);
     if (count >= matching) break;
     if (count !== last) [last, still] = [count, Date.now()];
-    else if (Date.now() - still > 5000) break;
+    else if (Date.now() - still > 15_000) break;
     await new Promise((r) => setTimeout(r, 250));
     settled = (Date.now() - started) / 1000 - writeSeconds;
   }
@@ -284,9 +317,15 @@ if (process.argv[2] === "server") {
   const latency = { commit: [], sent: [], crossCommit: [] };
   const received = new Map();
   let reconnects = 0;
+  let resets = 0;
+  let readyAtEnd = 0;
+  const refusals = {};
   const serverErrors = [];
   for (const r of results) {
+    readyAtEnd += r.readyAtEnd;
     serverErrors.push(...r.serverErrors);
+    resets += r.resets;
+    for (const [k, v] of Object.entries(r.refusals)) refusals[k] = (refusals[k] ?? 0) + v;
     for (const k of Object.keys(latency)) for (const v of r.latency[k]) latency[k].push(v);
     for (const [n, id] of r.received) received.set(`${n}:${id}`, (received.get(`${n}:${id}`) ?? 0) + 1);
     reconnects += r.reconnects;
@@ -321,7 +360,11 @@ if (process.argv[2] === "server") {
       writeErrors: writeErrors.length ? writeErrors : undefined,
       serverErrorsRetried: serverErrors.length ? { count: serverErrors.length, first: serverErrors[0].slice(0, 200) } : undefined,
       writesPerSecond: Math.round(writes.length / writeSeconds),
-      storm: STORM ? { atMs: stormAt, reconnects } : undefined,
+      reconnects,
+      refusedReconnects: Object.keys(refusals).length ? refusals : undefined,
+      resets,
+      streamsReadyAtEnd: readyAtEnd,
+      storm: STORM ? { atMs: stormAt } : undefined,
       events: received.size,
       settledSeconds: Math.round(settled * 10) / 10,
       expected,
