@@ -69,7 +69,8 @@ if (process.argv[2] === "server") {
   server.keepAliveTimeout = 60_000;
   let maxRss = 0;
   setInterval(() => (maxRss = Math.max(maxRss, rssOf())), 500).unref();
-  server.listen(0, "127.0.0.1", () => process.send({ url: `http://127.0.0.1:${server.address().port}`, key: backend.defaultApp?.publishableKey, appId: backend.defaultApp?.id }));
+  // A storm's 10,000 reconnects arrive at once: Node's default backlog (511) times most of them out.
+  server.listen({ port: 0, host: "127.0.0.1", backlog: 4096 }, () => process.send({ url: `http://127.0.0.1:${server.address().port}`, key: backend.defaultApp?.publishableKey, appId: backend.defaultApp?.id }));
   process.on("message", async (m) => {
     if (m === "rss") {
       const rss = rssOf();
