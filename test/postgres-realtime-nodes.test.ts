@@ -13,6 +13,7 @@ let cluster: Cluster;
 let A: Node, B: Node, C: Node;
 let key: string;
 let appId: string;
+let developer: string;
 
 interface Tenant {
   bearer: { accessToken: string; appId: string };
@@ -31,12 +32,14 @@ async function signup(): Promise<Tenant> {
 const recordEvent = (e: SseEvent) => ["created", "updated", "deleted", "left"].includes(e.event);
 
 beforeAll(async () => {
-  cluster = await startNodes(3);
+  // No grace for a reused refresh token: its second use ends the session at once.
+  cluster = await startNodes(3, { TENANTD_REFRESH_REUSE_GRACE_SECONDS: "0" });
   [A, B, C] = cluster.nodes as [Node, Node, Node];
   const created = cluster.cli(["developer", "create", "--email", "dev@example.com", "--password", "developer password"]);
   expect(created.status, created.stderr).toBe(0);
   const login = await call(A, "POST", "/api/v1/developer/login", { body: { email: "dev@example.com", password: "developer password" } });
-  const apps = await call(B, "GET", "/api/v1/admin/apps", { developer: login.body.token });
+  developer = login.body.token;
+  const apps = await call(B, "GET", "/api/v1/admin/apps", { developer });
   appId = apps.body.apps[0].id;
   key = apps.body.apps[0].publishableKey;
 }, 120_000);
@@ -80,6 +83,51 @@ describe("realtime across nodes", () => {
     expect(Date.now() - started).toBeLessThan(1000);
     expect(sse.events.at(-1)!.event).toBe("ended");
   }, 30_000);
+
+  it("a password reset, a refresh-token reuse and an account deletion on one node end the streams on the others within 1 s", async () => {
+    /** A stream of `t` on `node`, and how long after `since` it ended with `ended`. */
+    const streamOn = async (node: Node, t: Tenant) => {
+      const sse = await openSse(`${node.url}/api/v1/realtime`, t.headers);
+      await sse.next((e) => e.event === "ready");
+      return {
+        async endedWithin(since: number) {
+          await Promise.race([sse.ended, new Promise((r) => setTimeout(r, 3000))]);
+          expect(sse.events.at(-1), JSON.stringify(sse.events.map((e) => e.event))).toMatchObject({ event: "ended", data: { reason: "session_ended" } });
+          return Date.now() - since;
+        },
+      };
+    };
+    const secret = (await call(A, "POST", `/api/v1/admin/apps/${appId}/secret-key`, { developer })).body.secretKey as string;
+
+    // Password reset (the server asks for the token, the user sends it from the email's link) on A.
+    const reset = await signup();
+    const email = (await call(B, "GET", "/api/v1/auth/me", { bearer: reset.bearer })).body.tenant.email as string;
+    const onB = await streamOn(B, reset);
+    const onC = await streamOn(C, reset);
+    const asked = await call(B, "POST", "/api/v1/auth/request-password-reset", { key, headers: { "x-service-secret": secret }, body: { email, sendEmail: false } });
+    expect(asked.status, asked.text).toBe(200);
+    let started = Date.now();
+    const done = await call(A, "POST", "/api/v1/auth/reset-password", { key, body: { token: asked.body.resetToken, password: "a brand new password" } });
+    expect(done.body).toEqual({ ok: true });
+    expect(await onB.endedWithin(started)).toBeLessThan(1000);
+    expect(await onC.endedWithin(started)).toBeLessThan(1000);
+
+    // A refresh token used twice (the second time on B, past the grace of 0 s): the session ends, and its stream on C.
+    const reuse = await signup();
+    const onC2 = await streamOn(C, reuse);
+    expect((await call(A, "POST", "/api/v1/auth/refresh", { key, body: { refreshToken: reuse.refreshToken } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1100));
+    started = Date.now();
+    expect((await call(B, "POST", "/api/v1/auth/refresh", { key, body: { refreshToken: reuse.refreshToken } })).status).toBe(401);
+    expect(await onC2.endedWithin(started)).toBeLessThan(1000);
+
+    // The account deleted on A: its stream on B ends.
+    const gone = await signup();
+    const onB3 = await streamOn(B, gone);
+    started = Date.now();
+    expect((await call(A, "POST", "/api/v1/tenants/me/delete", { bearer: gone.bearer })).body).toEqual({ ok: true, deleted: true });
+    expect(await onB3.endedWithin(started)).toBeLessThan(1000);
+  }, 60_000);
 
   it("the node under a stream is killed during writes: the client resumes on another node without loss or repeat", async () => {
     const t = await signup();

@@ -758,4 +758,9 @@ export interface RealtimeRepository {
   announce(appId: string, until: number): Promise<void>;
   /** The apps whose writes some node wants past `now`, and until when; none on SQLite. */
   interest(now: number): Promise<{ appId: string; until: number }[]>;
+  /**
+   * Those of `sessions` (the sessions of a node's open streams) that ended, expired, are gone
+   * or are not their tenant's: checked together, one query on PostgreSQL, answering only them.
+   */
+  endedSessions(sessions: { id: string; tenantId: string }[], now: number): Promise<string[]>;
 }

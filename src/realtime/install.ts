@@ -11,4 +11,11 @@ export function installRealtime(core: Core): void {
     ({ app, tenantId, planId, status }) => hub.tenantEvent(app.id, tenantId, "subscription", { planId, status }),
     { internal: true },
   );
+  // A new account made through a family invite (the invite's consume) joins at its creation:
+  // the family's owner hears of it as of an existing account's join (src/family/join.ts).
+  core.hooks.on(
+    "tenant.created",
+    ({ app, tenant }) => (tenant.parentTenantId === null ? undefined : hub.tenantEvent(app.id, tenant.parentTenantId, "family", { change: "member_joined", memberTenantId: tenant.id })),
+    { internal: true },
+  );
 }

@@ -74,5 +74,10 @@ export function createPgRealtimeRepo(sql: PgSql): RealtimeRepository {
     async interest(now) {
       return [...(await sql<{ appId: string; until: number }[]>`SELECT app_id, until FROM realtime_interest WHERE until > ${now}`)];
     },
+    async endedSessions(sessions, now) {
+      const rows = await sql<{ id: string }[]>`SELECT u.id FROM unnest(${sessions.map((s) => s.id)}::text[], ${sessions.map((s) => s.tenantId)}::text[]) AS u(id, tenant_id)
+        WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = u.id AND s.tenant_id = u.tenant_id AND s.ended_at IS NULL AND s.expires_at > ${now})`;
+      return rows.map((r) => r.id);
+    },
   };
 }

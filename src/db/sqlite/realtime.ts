@@ -1,6 +1,7 @@
 import type { SqliteDb } from "./connection.ts";
 import type { RealtimeRepository } from "../repositories.ts";
 import type { NewRealtimeChange, RealtimeChangeRow, RealtimeTicketRow } from "../types.ts";
+import { sessionStates } from "./session-state-cache.ts";
 
 interface RawChange {
   seq: number;
@@ -38,6 +39,7 @@ export function changeAppender(db: SqliteDb) {
 
 export function createRealtimeRepo(db: SqliteDb): RealtimeRepository {
   const append = changeAppender(db);
+  const states = sessionStates(db);
   const q = {
     tail: db.prepare<[number, number], RawChange>(`SELECT ${COLUMNS} FROM realtime_changes WHERE seq > ? ORDER BY seq LIMIT ?`),
     changesOf: db.prepare<[string, string, number, number], RawChange>(`SELECT ${COLUMNS} FROM realtime_changes WHERE tenant_id = ? AND app_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
@@ -91,6 +93,12 @@ export function createRealtimeRepo(db: SqliteDb): RealtimeRepository {
     async announce() {},
     async interest() {
       return [];
+    },
+    async endedSessions(sessions, now) {
+      return sessions.filter(({ id, tenantId }) => {
+        const s = states.get(id, now);
+        return !s || s.endedAt !== null || s.expiresAt <= now || s.tenantId !== tenantId;
+      }).map((s) => s.id);
     },
   };
 }
