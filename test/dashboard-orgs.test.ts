@@ -183,6 +183,8 @@ describe("dashboard: organizations", { timeout: 180_000 }, () => {
 
     await d.click("button::-p-text(Gift plan)");
     await d.seeText("Plan gifted.");
+    // The notice comes first; the card then reloads.
+    await d.seeText("from gift");
     expect(await textOf(d, "subscription")).toBe("Team — active, from gift");
     expect(await orgBilling(d, org.id)).toMatchObject({ subscription: { planName: "Team", source: "gift", seats: null }, sources: ["gift:Team"] });
 
