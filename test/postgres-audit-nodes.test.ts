@@ -33,4 +33,15 @@ describe("audit trail across nodes", () => {
     expect(entries.map((e) => e.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 90 }, (_, i) => i + 1));
     for (const node of nodes) expect(await verifyChain(node, app.id)).toMatchObject({ ok: true, entries: 90 });
   });
+
+  it("entries that arrive together commit together, and one the database refuses fails only its own caller", async () => {
+    const app = (await nodes[0]!.db.apps.list())[0]!;
+    // PostgreSQL's text cannot hold NUL: the sixth entry is refused, in whichever batch it lands.
+    const writes = Array.from({ length: 12 }, (_, i) => audit(nodes[0]!, { appId: app.id, action: "test.batch", target: i === 5 ? "bad\u0000target" : `t${i}` }));
+    const results = await Promise.allSettled(writes);
+    expect(results.map((r) => r.status)).toEqual(results.map((_, i) => (i === 5 ? "rejected" : "fulfilled")));
+    const seqs = results.flatMap((r) => (r.status === "fulfilled" ? [r.value.seq] : []));
+    expect(seqs.sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, i) => 91 + i));
+    expect(await verifyChain(nodes[1]!, app.id)).toMatchObject({ ok: true, entries: 101 });
+  });
 });

@@ -1,6 +1,6 @@
 import type { PgSql } from "./connection.ts";
 import type { AuditRepository, CronRepository } from "../repositories.ts";
-import type { AuditEntryRow, AuditHead, CronRunRow } from "../types.ts";
+import type { AuditEntryRow, AuditHead, CronRunRow, NewAuditEntry } from "../types.ts";
 import { AUDIT_GENESIS } from "../shared.ts";
 
 const COLUMNS = "app_id, seq, id, at, actor_type, actor_id, action, tenant_id, target, ip, client, request_id, details, prev_hash, hash";
@@ -16,40 +16,82 @@ async function settled<T extends readonly unknown[]>(queries: readonly [...{ [K 
   return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
+type Pending = { entry: NewAuditEntry; seal: Seal; resolve: (row: AuditEntryRow) => void; reject: (e: unknown) => void };
+type Seal = Parameters<AuditRepository["append"]>[1];
+
 export function createPgAuditRepo(sql: PgSql): AuditRepository {
-  return {
-    async append(entry, seal) {
-      // The head row's lock serializes appends to one app across every node; other apps' go on.
-      // Two round trips on a connection of its own: BEGIN goes out with the locking read, the
-      // entry and the new head (one statement) with COMMIT, so the lock is held across one
-      // round trip (every sign-in appends one: bench/NOTES.md). The app's first entry makes
-      // the head row first.
-      const tx = await sql.reserve();
-      try {
-        const lockHead = () => tx<{ seq: number; hash: string }[]>`SELECT seq, hash FROM audit_heads WHERE app_id = ${entry.appId} FOR UPDATE`;
-        let [, [head]] = await settled([tx`BEGIN`, lockHead()]);
-        if (!head) {
-          await tx`INSERT INTO audit_heads (app_id, seq, hash, pruned_seq, pruned_hash) VALUES (${entry.appId}, 0, ${AUDIT_GENESIS}, 0, ${AUDIT_GENESIS}) ON CONFLICT (app_id) DO NOTHING`;
-          [head] = await lockHead();
-        }
-        const unsealed = { ...entry, seq: head!.seq + 1, prevHash: head!.hash };
-        const row: AuditEntryRow = { ...unsealed, hash: seal(unsealed) };
-        await settled([
-          tx`WITH added AS (INSERT INTO audit_log (${tx.unsafe(COLUMNS)}) VALUES (${row.appId}, ${row.seq}, ${row.id}, ${row.at}, ${row.actorType}, ${row.actorId}, ${row.action},
-            ${row.tenantId}, ${row.target}, ${row.ip}, ${row.client}, ${row.requestId}, ${row.details}, ${row.prevHash}, ${row.hash}))
-            UPDATE audit_heads SET seq = ${row.seq}, hash = ${row.hash} WHERE app_id = ${row.appId}`,
-          // After a failed statement PostgreSQL answers COMMIT by rolling back.
-          tx`COMMIT`,
-        ]);
-        return row;
-      } catch (e) {
-        // Nothing is left open on the connection when it goes back to the pool.
-        await tx`ROLLBACK`.catch(() => {});
-        throw e;
-      } finally {
-        tx.release();
+  /**
+   * One app's entries in one transaction: the head row's lock serializes appends to an app
+   * across every node; other apps' go on. Two round trips on a connection of its own: BEGIN
+   * goes out with the locking read, the entries and the new head (one statement) with
+   * COMMIT, so the lock is held across one round trip. The app's first entry makes the head row first.
+   */
+  async function appendAll(appId: string, batch: Pending[]): Promise<AuditEntryRow[]> {
+    const tx = await sql.reserve();
+    try {
+      const lockHead = () => tx<{ seq: number; hash: string }[]>`SELECT seq, hash FROM audit_heads WHERE app_id = ${appId} FOR UPDATE`;
+      let [, [head]] = await settled([tx`BEGIN`, lockHead()]);
+      if (!head) {
+        await tx`INSERT INTO audit_heads (app_id, seq, hash, pruned_seq, pruned_hash) VALUES (${appId}, 0, ${AUDIT_GENESIS}, 0, ${AUDIT_GENESIS}) ON CONFLICT (app_id) DO NOTHING`;
+        [head] = await lockHead();
       }
-    },
+      let { seq, hash } = head!;
+      const rows = batch.map(({ entry, seal }): AuditEntryRow => {
+        const unsealed = { ...entry, seq: ++seq, prevHash: hash };
+        hash = seal(unsealed);
+        return { ...unsealed, hash };
+      });
+      const values = rows.map((r) => ({
+        app_id: r.appId, seq: r.seq, id: r.id, at: r.at, actor_type: r.actorType, actor_id: r.actorId, action: r.action, tenant_id: r.tenantId,
+        target: r.target, ip: r.ip, client: r.client, request_id: r.requestId, details: r.details, prev_hash: r.prevHash, hash: r.hash,
+      }));
+      await settled([
+        tx`WITH added AS (INSERT INTO audit_log ${tx(values, ...(COLUMNS.split(", ") as (keyof (typeof values)[number])[]))})
+          UPDATE audit_heads SET seq = ${seq}, hash = ${hash} WHERE app_id = ${appId}`,
+        // After a failed statement PostgreSQL answers COMMIT by rolling back.
+        tx`COMMIT`,
+      ]);
+      return rows;
+    } catch (e) {
+      // Nothing is left open on the connection when it goes back to the pool.
+      await tx`ROLLBACK`.catch(() => {});
+      throw e;
+    } finally {
+      tx.release();
+    }
+  }
+
+  /**
+   * Entries of an app that arrive while its last batch commits wait and go together in the
+   * next one (a group commit): under concurrent sign-ins the head's lock and a commit are
+   * paid once per batch, not once per entry. Each caller still returns only once its entry
+   * is committed. A failed batch of several is tried again one entry at a time, so one bad
+   * entry fails only its own caller.
+   */
+  const waiting = new Map<string, Pending[]>();
+  async function drain(appId: string, queue: Pending[]): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.splice(0);
+      try {
+        const rows = await appendAll(appId, batch);
+        batch.forEach((p, i) => p.resolve(rows[i]!));
+      } catch (e) {
+        if (batch.length === 1) batch[0]!.reject(e);
+        else for (const p of batch) await appendAll(appId, [p]).then(([row]) => p.resolve(row!), p.reject);
+      }
+    }
+    waiting.delete(appId);
+  }
+
+  return {
+    append: (entry, seal) =>
+      new Promise<AuditEntryRow>((resolve, reject) => {
+        const queue = waiting.get(entry.appId);
+        if (queue) return void queue.push({ entry, seal, resolve, reject });
+        const fresh = [{ entry, seal, resolve, reject }];
+        waiting.set(entry.appId, fresh);
+        void drain(entry.appId, fresh);
+      }),
     async list(appId, f) {
       const on = (cond: boolean, fragment: () => ReturnType<PgSql>) => (cond ? fragment() : sql``);
       const rows = await sql<AuditEntryRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM audit_log WHERE app_id = ${appId}
