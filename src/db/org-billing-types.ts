@@ -1,23 +1,12 @@
 // Rows of billing per organization (src/orgs/billing.ts), apart from the tenant billing types.
-import type { SubscriptionSource, UsageRow } from "./types.ts";
+import type { SubscriptionRow, UsageRow } from "./types.ts";
 
 /** An organization's subscription of one source, like a tenant's; `seats` is a provider subscription's paid quantity. */
-export interface OrgSubscriptionRow {
+export type OrgSubscriptionRow = Omit<SubscriptionRow, "tenantId"> & {
   orgId: string;
-  source: SubscriptionSource;
-  appId: string;
-  planId: string;
-  status: string;
-  provider: "stripe" | "dev" | null;
-  providerSubscriptionId: string | null;
-  currentPeriodEnd: number | null;
-  cancelAtPeriodEnd: boolean;
-  expiresAt: number | null;
   /** null on gifts and trials: they grant the plan, not seats */
   seats: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
+};
 
 export interface OrgProviderSubscriptionWrite {
   appId: string;
