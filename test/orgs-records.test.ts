@@ -2,6 +2,8 @@
 // `org` holds records that belong to an organization, read and written by its members per role
 // through /api/v1/orgs/{orgId}/collections/{collection}/records, the same routes as a
 // tenant's own records. Privacy: no record crosses organizations or apps.
+import { createPlan } from "../src/billing/plans.ts";
+import { grantOrg } from "../src/orgs/billing.ts";
 import { describe, expect, it } from "vitest";
 import { developerSession, expectError, signupTenant, startBackend, type ReqOptions, type TestBackend, type TestTenant } from "./_helpers.ts";
 import { dataClient, listPath, type ListParams } from "./data-helpers.ts";
@@ -315,6 +317,20 @@ describe("organization records: the data owner", () => {
     expect(zip).not.toContain("org-only-marker");
     // Nobody signs in as it.
     expectError(await t.request("POST", "/api/v1/auth/login", { key: t.app.publishableKey, body: { email: orgId, password: "correct horse battery" } }), 401, "invalid_credentials");
+  });
+
+  it("an organization's plan sets its record caps (records, record_bytes), not the members' own", async () => {
+    const { t, create } = await orgRecordsBackend();
+    const app = (await t.backend.core.db.apps.findById(t.app.id))!;
+    const plan = await createPlan(t.backend.core, app, { name: "Tiny", slug: "tiny", priceCents: 0, entitlements: { records: 1 } });
+    const alice = await signupTenant(t);
+    const orgId = await create(alice);
+    await grantOrg(t.backend.core, app, { tenantId: null }, orgId, "gift", { planId: plan.id });
+    const org = orgClient(t, alice, orgId);
+    expect((await org.create("tasks", { code: "a" })).status).toBe(201);
+    expectError(await org.create("tasks", { code: "b" }), 402, "limit_reached");
+    // Alice's own records keep the app's caps.
+    for (const code of ["a", "b"]) expect((await dataClient(t, alice).create("notes", { code })).status).toBe(201);
   });
 
   it("a tenant's own records in a collection later declared an organization's stay in its account export", async () => {

@@ -55,8 +55,10 @@ export interface RecordCaps {
   bytes: number | null;
 }
 
-export async function recordCaps(core: Core, app: AppRow, tenantId: string): Promise<RecordCaps> {
-  const entitlements = await effectiveEntitlements(core, app, tenantId);
+/** `orgId`: an organization's records (tenantId is then its data owner id): the organization's plan sets the caps. */
+export async function recordCaps(core: Core, app: AppRow, tenantId: string, orgId?: string): Promise<RecordCaps> {
+  // Imported when first needed: orgs/billing.ts reaches back to the data area (an import cycle at load time).
+  const entitlements = orgId === undefined ? await effectiveEntitlements(core, app, tenantId) : await (await import("../orgs/billing.ts")).orgEntitlements(core, app, orgId);
   return {
     records: capOf(entitlements[RECORDS_ENTITLEMENT], app.settings.quotas.records),
     bytes: capOf(entitlements[RECORD_BYTES_ENTITLEMENT], app.settings.quotas.recordBytes),

@@ -172,7 +172,7 @@ export interface WriteReply {
 export async function runBatch(core: Core, auth: TenantAuth, ops: BatchOperation[], opts: { single?: boolean; claim?: IdempotencyClaim } = {}): Promise<WriteReply | "taken"> {
   const single = opts.single === true;
   let capped: Promise<RecordCaps> | undefined;
-  const caps = () => (capped ??= recordCaps(core, auth.app, auth.tenantId));
+  const caps = () => (capped ??= recordCaps(core, auth.app, auth.tenantId, auth.orgId));
   const prepared: Prepared[] = [];
   for (const [i, op] of ops.entries()) {
     try {

@@ -209,7 +209,7 @@ export async function createRecord(core: Core, auth: TenantAuth, collection: str
   if (core.serverHooks) data = await beforeRecordHook(core, "create", auth, collection, data);
   const checked = checkData(data);
   // The store checks the caps in the insert itself: on PostgreSQL one round trip instead of two.
-  const caps = await recordCaps(core, auth.app, auth.tenantId);
+  const caps = await recordCaps(core, auth.app, auth.tenantId, auth.orgId);
   const row = await mapConflict(collection, () => core.db.records.insert(scope, newId("rec"), checked, core.clock(), unique, caps.records, caps.bytes));
   fed(core, scope);
   return core.serverHooks ? afterRecordHook(core, "create", auth, collection, row) : row;
@@ -350,7 +350,7 @@ export async function updateRecord(core: Core, auth: TenantAuth, collection: str
   // and holds no number that was not in one of them. A store that did not write (no such
   // record, the result past the size limit or the tenant's byte cap) leaves it to update(), which says which.
   // A fed write goes through update(), which has the record before the patch for the feed.
-  const { bytes } = await recordCaps(core, auth.app, auth.tenantId);
+  const { bytes } = await recordCaps(core, auth.app, auth.tenantId, auth.orgId);
   const patched =
     unique.length === 0 && scope.search === undefined && !scope.feed && core.db.records.patch
       ? await core.db.records.patch(scope, id, JSON.stringify(patch), core.clock(), RECORD_LIMITS.maxDataBytes, bytes)
@@ -382,7 +382,7 @@ export async function upsertRecord(core: Core, auth: TenantAuth, collection: str
   const { field, value } = upsertKey(collection, unique, checked);
   // An upsert that creates counts against the record quota like a create; one that updates
   // does not. Either counts against the byte quota by what it adds.
-  const caps = await recordCaps(core, auth.app, auth.tenantId);
+  const caps = await recordCaps(core, auth.app, auth.tenantId, auth.orgId);
   const result = await mapConflict(collection, () =>
     core.db.records.upsert(scope, { field, value }, newId("rec"), checked, patchData(checked), core.clock(), unique, caps.records, caps.bytes),
   );
