@@ -230,7 +230,11 @@ describe("deliveries", () => {
     const [d] = await finishedDeliveries(t, developer, 1);
     expect(d).toMatchObject({ status: "failed", statusCode: null, error: "timeout: no answer within 1500 ms", event: "tenant.deleted" });
     await vi.waitFor(() => expect(order).toHaveLength(3), { timeout: 5000, interval: 10 });
-    expect(order).toEqual(["API answered", "receiver got the request", "receiver was cut off"]);
+    // The delivery may start before the test reads the API's answer (its event is queued in the
+    // same transaction); what must hold is that the API answered long before the cut-off.
+    expect([...order].sort()).toEqual(["API answered", "receiver got the request", "receiver was cut off"]);
+    expect(order.indexOf("API answered")).toBeLessThan(order.indexOf("receiver was cut off"));
+    expect(order.indexOf("receiver got the request")).toBeLessThan(order.indexOf("receiver was cut off"));
   });
 
   it("connects to the address it vetted while Host still names the URL's host", async () => {
