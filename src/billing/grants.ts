@@ -49,12 +49,16 @@ export async function trialTerms(core: Core, app: AppRow, raw: unknown) {
   return { plan, expiresAt: now + length * DAY_MS, now };
 }
 
+/** A gift's or trial's terms written for the tenant, told to its streams; the tenant's billing as it now is. */
+async function grant(core: Core, app: AppRow, tenant: TenantRow, source: "gift" | "trial", { plan, expiresAt, now }: Awaited<ReturnType<typeof giftTerms>>) {
+  await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source, planId: plan.id, expiresAt, now });
+  await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source, change: "granted", planId: plan.id });
+  return tenantBilling(core, app, tenant);
+}
+
 /** Grants (or replaces) a gift. */
 export async function grantGift(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof GiftBody>) {
-  const { plan, expiresAt, now } = await giftTerms(core, app, raw);
-  await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "gift", planId: plan.id, expiresAt, now });
-  await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "gift", change: "granted", planId: plan.id });
-  return tenantBilling(core, app, tenant);
+  return grant(core, app, tenant, "gift", await giftTerms(core, app, raw));
 }
 
 export async function revokeGift(core: Core, app: AppRow, tenant: TenantRow): Promise<void> {
@@ -64,10 +68,7 @@ export async function revokeGift(core: Core, app: AppRow, tenant: TenantRow): Pr
 
 /** Grants (or restarts) a trial. */
 export async function grantTrial(core: Core, app: AppRow, tenant: TenantRow, raw: v.InferInput<typeof TrialBody>) {
-  const { plan, expiresAt, now } = await trialTerms(core, app, raw);
-  await core.db.billing.upsertGrant({ appId: app.id, tenantId: tenant.id, source: "trial", planId: plan.id, expiresAt, now });
-  await core.realtime?.tenantEvent(app.id, tenant.id, "entitlements", { source: "trial", change: "granted", planId: plan.id });
-  return tenantBilling(core, app, tenant);
+  return grant(core, app, tenant, "trial", await trialTerms(core, app, raw));
 }
 
 /** The signup trial from `app.settings.billing.trial`, when the plan still exists and is offered. */

@@ -296,11 +296,14 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
     return grow > 0 ? null : undefined;
   }
 
+  /** The records holding an upsert's key value. */
+  const keyMatch = (scope: RecordScope, key: { field: string; value: Json }) => whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+
   async function upsertRow(tx: PgTx, feed: Feed | undefined, ...[scope, key, newId, data, transform, now, unique, cap, bytesCap]: Parameters<RecordsRepository["upsert"]>) {
     // The key value's lock first: two upserts of one key take turns, the second updates.
     // The lookup is sent with the lock and runs, with its own snapshot, once it is held.
     const locked = tx`SELECT pg_advisory_xact_lock(hashtextextended(${uniqueKey(scope, key.field, key.value)}, 0))`;
-    const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+    const w = keyMatch(scope, key);
     const text = `SELECT ${COLUMNS} FROM records WHERE ${w.sql} ORDER BY seq LIMIT 2 FOR UPDATE`;
     const found = tx.unsafe<RecordRow[]>(text, w.params as never[], { prepare: preparedText(text) });
     await locked;
@@ -482,7 +485,7 @@ export function createPgRecordsRepo(sql: PgSql, changes?: PgChanges): RecordsRep
       // version. The result keeps the key's value (the data holds it), so no other record can
       // come to share it; an insert of the key takes the key's lock below and finds this record.
       if (unique.length === 1 && scope.search === undefined && !scope.feed && (key.value === null || typeof key.value !== "object")) {
-        const w = whereSql(scope, [{ target: { kind: "field", path: key.field }, op: "$eq", value: key.value }]);
+        const w = keyMatch(scope, key);
         const text = `SELECT ${COLUMNS}, xmin::text AS version FROM records WHERE ${w.sql} LIMIT 2`;
         const [existing, duplicate] = await sql.unsafe<Versioned[]>(text, w.params as never[], { prepare: preparedText(text) });
         const written = existing && !duplicate ? await writeOver(scope, existing, transform, now, bytesCap) : undefined;
